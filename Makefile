@@ -1,0 +1,43 @@
+# The two commands a newcomer needs: `make run` and `make test` (README.md).
+PYTHON ?= python3.11
+VENV := .venv
+PY := $(VENV)/bin/python
+PORT ?= 8000
+
+.PHONY: run test install install-test migrate bench lint
+
+$(VENV)/bin/python:
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+
+# Reinstall only when pyproject.toml changes.
+$(VENV)/.installed: pyproject.toml | $(VENV)/bin/python
+	$(PY) -m pip install --quiet -e .
+	touch $@
+
+$(VENV)/.installed-test: pyproject.toml | $(VENV)/bin/python
+	$(PY) -m pip install --quiet -e ".[test]"
+	touch $(VENV)/.installed $@
+
+install: $(VENV)/.installed
+install-test: $(VENV)/.installed-test
+
+migrate: install
+	mkdir -p var
+	DEBUG=$${DEBUG:-true} $(PY) manage.py migrate --noinput
+
+# Web server (gunicorn), Celery worker and beat in the foreground; Ctrl-C stops all three.
+run: migrate
+	DEBUG=$${DEBUG:-true} $(PY) manage.py collectstatic --noinput --verbosity 0
+	DEBUG=$${DEBUG:-true} WEB_PORT=$(PORT) $(VENV)/bin/honcho start -f Procfile
+
+test: install-test
+	bash scripts/test.sh
+
+lint: install-test
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/lint-imports
+
+bench: install-test
+	bash bench/run.sh

@@ -1,0 +1,89 @@
+"""Writes for merchants and API keys. Commands, admin and tests all go through these."""
+
+import datetime
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from accounts import keys
+from accounts.models import ApiKey, Merchant
+
+LAST_USED_RESOLUTION = datetime.timedelta(minutes=1)
+
+
+@dataclass(frozen=True)
+class IssuedKey:
+    api_key: ApiKey
+    secret: str  # shown once, never stored
+
+
+@dataclass(frozen=True)
+class NewMerchant:
+    merchant: Merchant
+    keys: dict  # {"test": {"secret": IssuedKey, "publishable": IssuedKey}, "live": {...}}
+
+
+def api_key_issue(
+    *, merchant: Merchant, kind: str, livemode: bool, expires_at: datetime.datetime | None = None
+) -> IssuedKey:
+    secret = keys.generate_key(kind, livemode)
+    api_key = ApiKey.objects.create(
+        merchant=merchant,
+        kind=kind,
+        livemode=livemode,
+        key_hash=keys.hash_key(secret, settings.API_KEY_PEPPER),
+        pepper_version=settings.API_KEY_PEPPER_VERSION,
+        prefix=keys.key_prefix(kind, livemode),
+        last4=secret[-4:],
+        expires_at=expires_at,
+    )
+    return IssuedKey(api_key=api_key, secret=secret)
+
+
+@transaction.atomic
+def merchant_create(*, name: str, email: str) -> NewMerchant:
+    """A merchant with its four keys: secret and publishable, in test and live mode."""
+    merchant = Merchant.objects.create(name=name, email=email)
+    issued = {
+        mode: {
+            kind: api_key_issue(merchant=merchant, kind=kind, livemode=mode == "live")
+            for kind in ("secret", "publishable")
+        }
+        for mode in ("test", "live")
+    }
+    return NewMerchant(merchant=merchant, keys=issued)
+
+
+def api_key_revoke(*, api_key: ApiKey) -> ApiKey:
+    """Idempotent: revoking a revoked key keeps its first revocation time."""
+    ApiKey.objects.filter(pk=api_key.pk, revoked_at__isnull=True).update(revoked_at=timezone.now())
+    api_key.refresh_from_db()
+    return api_key
+
+
+def api_key_find(secret: str) -> ApiKey | None:
+    """The key (with its merchant) for a presented secret: one indexed query by hash.
+
+    A key hashed under an older pepper is re-hashed under the current one on use, so a pepper
+    can be retired once every live key has been used (or rolled) since the rotation.
+    """
+    if not keys.is_well_formed(secret):
+        return None
+    candidates = keys.candidate_hashes(secret)
+    api_key = ApiKey.objects.select_related("merchant").filter(key_hash__in=candidates).first()
+    if api_key and api_key.pepper_version != settings.API_KEY_PEPPER_VERSION:
+        api_key.key_hash = keys.hash_key(secret, settings.API_KEY_PEPPER)
+        api_key.pepper_version = settings.API_KEY_PEPPER_VERSION
+        api_key.save(update_fields=["key_hash", "pepper_version"])
+    return api_key
+
+
+def api_key_touch(api_key: ApiKey) -> None:
+    """Record use, at most once a minute per key so authentication stays a read."""
+    now = timezone.now()
+    if api_key.last_used_at and now - api_key.last_used_at < LAST_USED_RESOLUTION:
+        return
+    ApiKey.objects.filter(pk=api_key.pk).update(last_used_at=now)
+    api_key.last_used_at = now

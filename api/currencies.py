@@ -1,0 +1,70 @@
+"""Supported currencies and their ISO 4217 minor-unit exponents (spec "Common conventions":
+32 with exponent 2, 16 with 0, 7 with 3)."""
+
+EXPONENT_2 = (
+    "aed",
+    "aud",
+    "bgn",
+    "brl",
+    "cad",
+    "chf",
+    "cny",
+    "czk",
+    "dkk",
+    "egp",
+    "eur",
+    "gbp",
+    "hkd",
+    "huf",
+    "idr",
+    "ils",
+    "inr",
+    "mxn",
+    "myr",
+    "nok",
+    "nzd",
+    "php",
+    "pln",
+    "ron",
+    "sar",
+    "sek",
+    "sgd",
+    "thb",
+    "try",
+    "twd",
+    "usd",
+    "zar",
+)
+EXPONENT_0 = (
+    "bif",
+    "clp",
+    "djf",
+    "gnf",
+    "isk",
+    "jpy",
+    "kmf",
+    "krw",
+    "pyg",
+    "rwf",
+    "ugx",
+    "vnd",
+    "vuv",
+    "xaf",
+    "xof",
+    "xpf",
+)
+EXPONENT_3 = ("bhd", "iqd", "jod", "kwd", "lyd", "omr", "tnd")
+
+CURRENCY_EXPONENTS: dict[str, int] = {
+    **{code: 2 for code in EXPONENT_2},
+    **{code: 0 for code in EXPONENT_0},
+    **{code: 3 for code in EXPONENT_3},
+}
+
+
+def normalise_currency(value: object) -> str | None:
+    """Lowercase code if supported (uppercase accepted in requests), else None."""
+    if not isinstance(value, str):
+        return None
+    code = value.strip().lower()
+    return code if code in CURRENCY_EXPONENTS else None

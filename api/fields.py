@@ -1,0 +1,102 @@
+"""Serializer fields for the conventions every resource shares: amounts, currencies,
+metadata, and time filters."""
+
+import datetime
+
+from rest_framework import serializers
+
+from api.currencies import normalise_currency
+
+MAX_AMOUNT = 2**53 - 1  # "any value at or above 2^53 is refused"
+
+
+class AmountField(serializers.Field):
+    """A JSON integer in minor units: never a float (not even 10.0), a string or a boolean."""
+
+    def __init__(self, *, min_value: int = 1, **kwargs):
+        self.min_value = min_value
+        super().__init__(**kwargs)
+
+    def to_internal_value(self, data):
+        if isinstance(data, bool) or not isinstance(data, int):
+            self.fail_with("must be an integer amount in minor units (a JSON number, no decimals).")
+        if data >= 2**53:
+            self.fail_with("must be below 2^53.")
+        if data < self.min_value:
+            self.fail_with(f"must be at least {self.min_value}.")
+        return data
+
+    def to_representation(self, value):
+        return value
+
+    def fail_with(self, message):
+        raise serializers.ValidationError(f"{self.field_name} {message}")
+
+
+class CurrencyField(serializers.Field):
+    def to_internal_value(self, data):
+        code = normalise_currency(data)
+        if code is None:
+            raise serializers.ValidationError(f"Unsupported currency: {data!r}.")
+        return code
+
+    def to_representation(self, value):
+        return value
+
+
+MAX_METADATA_KEYS = 50
+MAX_METADATA_KEY_LENGTH = 40
+MAX_METADATA_VALUE_LENGTH = 500
+
+
+class MetadataField(serializers.Field):
+    """Up to 50 keys of at most 40 characters; values: string (<=500), number, boolean, null."""
+
+    def to_internal_value(self, data):
+        if not isinstance(data, dict):
+            raise serializers.ValidationError("metadata must be an object.")
+        if len(data) > MAX_METADATA_KEYS:
+            raise serializers.ValidationError(f"metadata has more than {MAX_METADATA_KEYS} keys.")
+        errors = {}
+        for key, value in data.items():
+            problem = _metadata_problem(key, value)
+            if problem:
+                errors[key] = [problem]
+                break
+        if errors:
+            raise serializers.ValidationError(errors)
+        return data
+
+    def to_representation(self, value):
+        return value
+
+
+def _metadata_problem(key: str, value) -> str | None:
+    if not key or len(key) > MAX_METADATA_KEY_LENGTH:
+        return f"metadata keys must be 1-{MAX_METADATA_KEY_LENGTH} characters."
+    if isinstance(value, str):
+        if len(value) > MAX_METADATA_VALUE_LENGTH:
+            return f"metadata values must be at most {MAX_METADATA_VALUE_LENGTH} characters."
+        return None
+    if value is None or isinstance(value, (bool, int, float)):
+        return None
+    return "metadata values must be a string, a number, a boolean or null."
+
+
+def parse_time_filter(value: str) -> datetime.datetime | None:
+    """An RFC 3339 string or unix seconds -> aware UTC datetime; None if neither."""
+    value = value.strip()
+    if value.lstrip("-").isdigit():
+        try:
+            return datetime.datetime.fromtimestamp(int(value), tz=datetime.UTC)
+        except (OverflowError, OSError, ValueError):
+            return None
+    try:
+        parsed = datetime.datetime.fromisoformat(
+            value.replace("Z", "+00:00").replace("z", "+00:00")
+        )
+    except ValueError:
+        return None
+    if parsed.tzinfo is None:
+        return None
+    return parsed.astimezone(datetime.UTC)

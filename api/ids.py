@@ -1,0 +1,84 @@
+"""Prefixed ULID ids: `pay_` + 26 uppercase Crockford base32 characters, sortable by creation.
+
+The generator is monotonic within a process: two ids made in the same millisecond still sort
+in creation order, so "newest first" by id is exact for one process and millisecond-exact
+across processes.
+"""
+
+import os
+import re
+import threading
+import time
+
+from django.db import models
+
+CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+ULID_RE = r"[0-9A-HJKMNP-TV-Z]{26}"
+_RANDOM_BITS = 80
+
+_lock = threading.Lock()
+_last_ms = -1
+_last_random = 0
+
+
+def _encode(value: int, length: int) -> str:
+    chars = []
+    for _ in range(length):
+        value, index = divmod(value, 32)
+        chars.append(CROCKFORD[index])
+    return "".join(reversed(chars))
+
+
+def new_ulid() -> str:
+    global _last_ms, _last_random
+    with _lock:
+        now_ms = time.time_ns() // 1_000_000
+        if now_ms <= _last_ms:
+            # Same (or a clock that stepped back): keep the last time, bump the random part.
+            now_ms = _last_ms
+            _last_random = (_last_random + 1) % (1 << _RANDOM_BITS)
+        else:
+            _last_ms = now_ms
+            _last_random = int.from_bytes(os.urandom(10), "big")
+        return _encode(now_ms, 10) + _encode(_last_random, 16)
+
+
+def new_id(prefix: str) -> str:
+    """`new_id("pay")` -> `pay_01J...`."""
+    return f"{prefix}_{new_ulid()}"
+
+
+def id_pattern(prefix: str) -> re.Pattern:
+    return re.compile(rf"^{prefix}_{ULID_RE}$")
+
+
+def is_id(value: object, prefix: str) -> bool:
+    return isinstance(value, str) and bool(id_pattern(prefix).match(value))
+
+
+class _IdDefault:
+    """A picklable default callable; kept out of migrations by PrefixedIdField.deconstruct."""
+
+    def __init__(self, prefix: str):
+        self.prefix = prefix
+
+    def __call__(self) -> str:
+        return new_id(self.prefix)
+
+
+class PrefixedIdField(models.CharField):
+    """Primary key of the form `<prefix>_<ULID>`."""
+
+    def __init__(self, *args, prefix: str, **kwargs):
+        self.prefix = prefix
+        kwargs.setdefault("max_length", 64)
+        kwargs.setdefault("primary_key", True)
+        kwargs.setdefault("editable", False)
+        kwargs["default"] = _IdDefault(prefix)
+        super().__init__(*args, **kwargs)
+
+    def deconstruct(self):
+        name, path, args, kwargs = super().deconstruct()
+        kwargs.pop("default", None)
+        kwargs["prefix"] = self.prefix
+        return name, path, args, kwargs

@@ -1,0 +1,50 @@
+"""Request id on every response, and the envelope for anything that escaped a view."""
+
+import logging
+
+from django.http import HttpResponse
+
+from api.errors import ApiFailure, ServiceError
+from api.ids import new_id
+from api.renderers import dumps
+
+log = logging.getLogger("api")
+
+JSON_CONTENT_TYPE = "application/json; charset=utf-8"
+
+
+def error_response(error: ServiceError, request) -> HttpResponse:
+    """The envelope outside DRF (Django's 404/500 handlers, middleware)."""
+    response = HttpResponse(
+        dumps(error.envelope(getattr(request, "request_id", None))),
+        status=error.status,
+        content_type=JSON_CONTENT_TYPE,
+    )
+    for name, value in error.headers.items():
+        response[name] = value
+    return response
+
+
+class RequestIdMiddleware:
+    """Stamps `X-Request-Id: req_<ULID>` on every response, error or not, and turns an
+    unhandled exception into a 500 envelope (never a stack trace, whatever DEBUG says)."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        request.request_id = new_id("req")
+        response = self.get_response(request)
+        response["X-Request-Id"] = request.request_id
+        return response
+
+    def process_exception(self, request, exception):
+        log.exception(
+            "unhandled error on %s %s request_id=%s",
+            request.method,
+            request.path,
+            getattr(request, "request_id", None),
+        )
+        return error_response(
+            ApiFailure("An internal error occurred; retry with the same Idempotency-Key."), request
+        )

@@ -1,0 +1,181 @@
+"""Settings, all from the environment (django-environ). See README "Settings".
+
+With no DATABASE_URL and no REDIS_URL the service runs on embedded defaults: a SQLite file
+under var/ and a filesystem Celery broker shared by the web, worker and beat processes.
+"""
+
+from pathlib import Path
+
+import environ
+from django.core.exceptions import ImproperlyConfigured
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+VAR_DIR = BASE_DIR / "var"
+
+env = environ.Env()
+
+DEBUG = env.bool("DEBUG", default=False)
+
+
+def _required_unless_debug(name: str, dev_value: str) -> str:
+    """Production refuses to start on a missing secret; DEBUG gets a dev-only value."""
+    value = env.str(name, default="")
+    if value:
+        return value
+    if DEBUG:
+        return dev_value
+    raise ImproperlyConfigured(
+        f"{name} must be set when DEBUG is off (set DEBUG=true for local development only)."
+    )
+
+
+SECRET_KEY = _required_unless_debug("DJANGO_SECRET_KEY", "dev-only-secret-key-not-for-production")
+API_KEY_PEPPER = _required_unless_debug("API_KEY_PEPPER", "dev-only-pepper-not-for-production")
+# Pepper rotation: new keys are hashed with API_KEY_PEPPER under API_KEY_PEPPER_VERSION; keys
+# hashed under an older pepper keep working while it is listed here as "version=value,...".
+API_KEY_PEPPER_VERSION = env.int("API_KEY_PEPPER_VERSION", default=1)
+API_KEY_OLD_PEPPERS = env.dict("API_KEY_OLD_PEPPERS", default={})
+
+ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["127.0.0.1", "localhost", "[::1]", "testserver"])
+PORT = env.int("PORT", default=8000)
+PUBLIC_BASE_URL = env.str("PUBLIC_BASE_URL", default=f"http://127.0.0.1:{PORT}").rstrip("/")
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "whitenoise.runserver_nostatic",
+    "django.contrib.staticfiles",
+    "rest_framework",
+    "api",
+    "accounts",
+    "events",
+    "webhooks",
+    "payments",
+    "refunds",
+    "sandbox",
+]
+
+MIDDLEWARE = [
+    "api.middleware.RequestIdMiddleware",
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "config.urls"
+WSGI_APPLICATION = "config.wsgi.application"
+APPEND_SLASH = False
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+# --- database --------------------------------------------------------------------------------
+DATABASES = {
+    "default": env.db_url("DATABASE_URL", default=f"sqlite:///{VAR_DIR / 'db.sqlite3'}"),
+}
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    # Writers take the lock when the transaction begins, so concurrent requests queue for it
+    # instead of failing with "database is locked" half-way through.
+    DATABASES["default"]["OPTIONS"] = {
+        "transaction_mode": "IMMEDIATE",
+        "timeout": 30,
+        "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+    }
+elif env.bool("DATABASE_POOL", default=True):
+    DATABASES["default"]["CONN_MAX_AGE"] = 0  # the pool owns connection lifetime
+    DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
+        "min_size": env.int("DATABASE_POOL_MIN", default=2),
+        "max_size": env.int("DATABASE_POOL_MAX", default=16),
+        "timeout": 10,
+    }
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+# --- broker and cache ------------------------------------------------------------------------
+REDIS_URL = env.str("REDIS_URL", default="")
+BROKER_DIR = VAR_DIR / "broker"
+if REDIS_URL:
+    CELERY_BROKER_URL = REDIS_URL
+    CACHES = {
+        "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}
+    }
+else:
+    # kombu's filesystem transport: no server, shared by every process through var/broker.
+    CELERY_BROKER_URL = "filesystem://"
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "data_folder_in": str(BROKER_DIR),
+        "data_folder_out": str(BROKER_DIR),
+        "control_folder": str(BROKER_DIR / "control"),
+        "store_processed": False,
+    }
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+
+CELERY_TASK_IGNORE_RESULT = True
+CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_TIMEZONE = "UTC"
+# Periodic work; each room adds its entries in config/celery.py's beat schedule.
+CELERY_BEAT_SCHEDULE: dict = {}
+
+# --- email -----------------------------------------------------------------------------------
+EMAIL_CONFIG = env.email_url("EMAIL_URL", default="consolemail://")
+vars().update(EMAIL_CONFIG)
+DEFAULT_FROM_EMAIL = env.str("DEFAULT_FROM_EMAIL", default="payments@localhost")
+
+# --- i18n, time, static ----------------------------------------------------------------------
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+STATIC_URL = "static/"
+STATIC_ROOT = VAR_DIR / "staticfiles"
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
+}
+
+# --- the API ---------------------------------------------------------------------------------
+API_VERSION = "2026-08-19"
+SUPPORTED_API_VERSIONS = ("2026-08-19",)
+
+REST_FRAMEWORK = {
+    "DEFAULT_RENDERER_CLASSES": ["api.renderers.ServiceJSONRenderer"],
+    "DEFAULT_PARSER_CLASSES": ["api.parsers.AnyContentTypeJSONParser"],
+    "DEFAULT_AUTHENTICATION_CLASSES": ["accounts.authentication.ApiKeyAuthentication"],
+    "DEFAULT_PERMISSION_CLASSES": ["accounts.permissions.KeyMayCallView"],
+    "EXCEPTION_HANDLER": "api.errors.exception_handler",
+    "UNAUTHENTICATED_USER": None,
+    "DATETIME_FORMAT": "%Y-%m-%dT%H:%M:%SZ",
+    "COERCE_DECIMAL_TO_STRING": False,
+}
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
+    "loggers": {"django.request": {"level": "ERROR"}},
+}
+EVENT_DISPATCH_HOOKS: list[str] = []  # e.g. "webhooks.dispatch.on_event_committed"

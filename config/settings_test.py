@@ -1,0 +1,16 @@
+"""Test settings: the real settings with test-only secrets and fast password hashing.
+
+scripts/test.sh decides DATABASE_URL and REDIS_URL (PostgreSQL + Redis when reachable, and
+always under CI) before this module is imported.
+"""
+
+import os
+
+os.environ.setdefault("DJANGO_SECRET_KEY", "test-only-secret-key")
+os.environ.setdefault("API_KEY_PEPPER", "test-only-pepper")
+
+from config.settings import *  # noqa: E402,F403
+
+PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+STORAGES["staticfiles"]["BACKEND"] = "django.contrib.staticfiles.storage.StaticFilesStorage"  # noqa: F405
+STATIC_ROOT.mkdir(parents=True, exist_ok=True)  # noqa: F405  (whitenoise warns on a missing root)

@@ -1,0 +1,38 @@
+from django.db import models
+from django.db.models import Q
+from django.utils import timezone
+
+from accounts.models import Merchant
+from api.ids import PrefixedIdField
+
+
+class Event(models.Model):
+    """An immutable record of something that happened to a resource.
+
+    `dispatched_at` is the outbox flag: null until the webhooks room has fanned the event out
+    into deliveries. It is written in the same transaction as the state change it reports.
+    """
+
+    id = PrefixedIdField(prefix="evt")
+    merchant = models.ForeignKey(Merchant, on_delete=models.PROTECT, related_name="events")
+    livemode = models.BooleanField()
+    type = models.CharField(max_length=64)
+    api_version = models.CharField(max_length=10)
+    resource_id = models.CharField(max_length=64, help_text="id of data.object")
+    data = models.JSONField(help_text='{"object": ..., "previous_attributes": ...}')
+    created = models.DateTimeField(default=timezone.now)
+    dispatched_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["merchant", "livemode", "-id"], name="event_list"),
+            models.Index(fields=["merchant", "livemode", "resource_id"], name="event_resource"),
+            models.Index(
+                fields=["created"],
+                condition=Q(dispatched_at__isnull=True),
+                name="event_undispatched",
+            ),
+        ]
+
+    def __str__(self):
+        return f"{self.type} {self.id}"

@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# Runs lint, the import contract and the whole pytest suite.
+# Under CI=true the suite must run on PostgreSQL and Redis: start them if they are down and
+# fail loudly if they cannot be reached. Outside CI they are used when reachable; otherwise the
+# suite runs on the embedded defaults (SQLite + filesystem broker) and says so.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY=.venv/bin/python
+
+PG_URL_DEFAULT="postgres://postgres@127.0.0.1:5432/svc"
+REDIS_URL_DEFAULT="redis://127.0.0.1:6379/15"
+
+pg_reachable() {
+  $PY - "$1" <<'PYEOF' >/dev/null 2>&1
+import sys, environ, psycopg
+cfg = environ.Env.db_url_config(sys.argv[1])
+psycopg.connect(host=cfg["HOST"] or "127.0.0.1", port=cfg["PORT"] or 5432, user=cfg["USER"] or "postgres",
+                dbname="postgres", connect_timeout=2).close()
+PYEOF
+}
+redis_reachable() {
+  $PY -c "import sys, redis; redis.Redis.from_url(sys.argv[1], socket_connect_timeout=2).ping()" "$1" >/dev/null 2>&1
+}
+start_postgres() {
+  command -v pg_ctlcluster >/dev/null || return 0
+  pg_ctlcluster --skip-systemctl-redirect "$(ls /etc/postgresql | head -n1)" main start || true
+}
+start_redis() {
+  command -v redis-server >/dev/null || return 0
+  redis-server --daemonize yes --bind 127.0.0.1 --port 6379 --save "" --appendonly no || true
+}
+wait_for() {  # wait_for CHECK URL: up to 30 s
+  for _ in $(seq 1 30); do "$1" "$2" && return 0; sleep 1; done
+  return 1
+}
+
+DB_URL="${DATABASE_URL:-$PG_URL_DEFAULT}"
+BROKER_URL="${REDIS_URL:-$REDIS_URL_DEFAULT}"
+
+if [ "${CI:-}" = "true" ]; then
+  pg_reachable "$DB_URL" || { start_postgres; wait_for pg_reachable "$DB_URL"; } \
+    || { echo "FATAL: PostgreSQL is not reachable at $DB_URL and could not be started" >&2; exit 1; }
+  redis_reachable "$BROKER_URL" || { start_redis; wait_for redis_reachable "$BROKER_URL"; } \
+    || { echo "FATAL: Redis is not reachable at $BROKER_URL and could not be started" >&2; exit 1; }
+  export DATABASE_URL="$DB_URL" REDIS_URL="$BROKER_URL"
+elif pg_reachable "$DB_URL" && redis_reachable "$BROKER_URL"; then
+  export DATABASE_URL="$DB_URL" REDIS_URL="$BROKER_URL"
+else
+  unset DATABASE_URL REDIS_URL
+  echo "NOTE: PostgreSQL or Redis is not reachable: running on the embedded defaults" \
+       "(SQLite + filesystem broker); tests that need PostgreSQL row locks are skipped."
+fi
+echo "test database: ${DATABASE_URL:-embedded SQLite}; broker: ${REDIS_URL:-embedded filesystem}"
+
+.venv/bin/ruff check .
+.venv/bin/ruff format --check .
+.venv/bin/lint-imports
+exec .venv/bin/pytest -p no:cacheprovider "$@"

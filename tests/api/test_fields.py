@@ -1,0 +1,27 @@
+import datetime
+
+import pytest
+
+from api.currencies import CURRENCY_EXPONENTS
+from api.fields import parse_time_filter
+
+
+def test_currency_table_counts_match_the_spec():
+    exponents = list(CURRENCY_EXPONENTS.values())
+    assert (exponents.count(2), exponents.count(0), exponents.count(3)) == (32, 16, 7)
+    assert CURRENCY_EXPONENTS["jpy"] == 0 and CURRENCY_EXPONENTS["kwd"] == 3
+
+
+@pytest.mark.parametrize(
+    "value, expected",
+    [
+        ("1767225600", datetime.datetime(2026, 1, 1, tzinfo=datetime.UTC)),
+        ("2026-01-01T00:00:00Z", datetime.datetime(2026, 1, 1, tzinfo=datetime.UTC)),
+        ("2026-01-01T02:00:00+02:00", datetime.datetime(2026, 1, 1, tzinfo=datetime.UTC)),
+        ("2026-01-01T00:00:00", None),  # no zone: ambiguous, refused
+        ("yesterday", None),
+        ("99999999999999999999", None),
+    ],
+)
+def test_time_filters_accept_rfc3339_or_unix_seconds(value, expected):
+    assert parse_time_filter(value) == expected

@@ -1,0 +1,83 @@
+"""Shared fixtures: a merchant with its four keys, an outsider, and a DRF client per key kind."""
+
+import pytest
+from django.db import connection
+from rest_framework.test import APIClient
+
+from accounts.services import merchant_create
+
+
+def key_client(secret: str | None) -> APIClient:
+    client = APIClient()
+    if secret:
+        client.credentials(HTTP_AUTHORIZATION=f"Bearer {secret}")
+    return client
+
+
+@pytest.fixture
+def new_merchant(db):
+    """The merchant under test, with `.keys[mode][kind].secret` for its four keys."""
+    return merchant_create(name="Acme Ltd", email="owner@acme.test")
+
+
+@pytest.fixture
+def merchant(new_merchant):
+    return new_merchant.merchant
+
+
+@pytest.fixture
+def other_new_merchant(db):
+    """The outsider: must get 404 for everything the merchant owns."""
+    return merchant_create(name="Other Co", email="owner@other.test")
+
+
+@pytest.fixture
+def other_merchant(other_new_merchant):
+    return other_new_merchant.merchant
+
+
+@pytest.fixture
+def api(new_merchant):
+    """Test-mode secret key: what a merchant's server uses in test mode."""
+    return key_client(new_merchant.keys["test"]["secret"].secret)
+
+
+@pytest.fixture
+def publishable_api(new_merchant):
+    return key_client(new_merchant.keys["test"]["publishable"].secret)
+
+
+@pytest.fixture
+def live_api(new_merchant):
+    return key_client(new_merchant.keys["live"]["secret"].secret)
+
+
+@pytest.fixture
+def live_publishable_api(new_merchant):
+    return key_client(new_merchant.keys["live"]["publishable"].secret)
+
+
+@pytest.fixture
+def other_api(other_new_merchant):
+    return key_client(other_new_merchant.keys["test"]["secret"].secret)
+
+
+@pytest.fixture
+def anonymous_api():
+    return key_client(None)
+
+
+def on_postgres() -> bool:
+    return connection.vendor == "postgresql"
+
+
+def pytest_collection_modifyitems(config, items):
+    """Tests marked `postgres` need real row locks; on the embedded SQLite they are skipped."""
+    from django.conf import settings
+
+    if settings.DATABASES["default"]["ENGINE"].endswith("postgresql"):
+        return
+    skip = pytest.mark.skip(reason="needs PostgreSQL row locks; running on embedded SQLite")
+    for item in items:
+        if "postgres" in item.keywords:
+            item.add_marker(skip)

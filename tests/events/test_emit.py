@@ -1,0 +1,99 @@
+import pytest
+from django.db import transaction
+
+from events.catalogue import is_valid_pattern, matches
+from events.models import Event
+from events.services import emit
+
+
+def sample(obj_id="pay_01J00000000000000000000000"):
+    return {"id": obj_id, "object": "payment", "status": "captured"}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_emit_writes_with_the_callers_transaction(merchant):
+    with pytest.raises(LookupError), transaction.atomic():
+        emit(merchant=merchant, livemode=False, type="payment.captured", obj=sample())
+        raise LookupError("the caller fails after emitting")
+    assert not Event.objects.exists()
+    with transaction.atomic():
+        event = emit(
+            merchant=merchant,
+            livemode=False,
+            type="payment.captured",
+            obj=sample(),
+            previous_attributes={"status": "authorized"},
+        )
+    stored = Event.objects.get(pk=event.pk)
+    assert stored.data == {"object": sample(), "previous_attributes": {"status": "authorized"}}
+    assert stored.dispatched_at is None and stored.api_version == "2026-08-19"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_emit_outside_a_transaction_is_a_bug(merchant):
+    with pytest.raises(RuntimeError):
+        emit(merchant=merchant, livemode=False, type="payment.captured", obj=sample())
+
+
+@pytest.mark.django_db
+def test_emit_refuses_unknown_types(merchant):
+    with pytest.raises(ValueError):
+        emit(merchant=merchant, livemode=False, type="payment.exploded", obj=sample())
+
+
+@pytest.mark.django_db
+def test_dispatch_hooks_run_after_commit(merchant, settings, django_capture_on_commit_callbacks):
+    settings.EVENT_DISPATCH_HOOKS = ["tests.events.test_emit.record_dispatch"]
+    dispatched.clear()
+    with django_capture_on_commit_callbacks(execute=True):
+        with transaction.atomic():
+            event = emit(
+                merchant=merchant,
+                livemode=False,
+                type="refund.created",
+                obj=sample("ref_01J00000000000000000000000"),
+            )
+            assert dispatched == []
+    assert dispatched == [event.id]
+
+
+dispatched: list[str] = []
+
+
+def record_dispatch(event_id):
+    dispatched.append(event_id)
+
+
+@pytest.mark.parametrize(
+    "pattern, event_type, expected",
+    [
+        ("*", "dispute.created", True),
+        ("payment.*", "payment.captured", True),
+        ("payment.*", "payment.some_future_type", True),
+        ("payment.*", "payout.paid", False),
+        ("payment.captured", "payment.captured", True),
+        ("payment.captured", "payment.partially_captured", False),
+    ],
+)
+def test_pattern_matching(pattern, event_type, expected):
+    assert matches(pattern, event_type) is expected
+
+
+@pytest.mark.parametrize(
+    "pattern, valid",
+    [
+        ("*", True),
+        ("payment.*", True),
+        ("dispute.*", True),
+        ("payment.captured", True),
+        ("payment.future_type", True),
+        ("nope.*", False),
+        ("payment", False),
+        ("payment.", False),
+        ("pay*", False),
+        ("payment.cap*", False),
+        (7, False),
+    ],
+)
+def test_pattern_validation(pattern, valid):
+    assert is_valid_pattern(pattern) is valid
