@@ -11,13 +11,17 @@ from api.pagination import list_envelope, paginate
 class ServiceAPIView(APIView):
     """Thin views: parse with a serializer, call one service, render.
 
-    Class attributes read by the key permission (accounts.permissions):
+    Class attributes read by the shared request machinery:
     - `allow_publishable_key`: publishable keys may call it (tokens, test-card list);
-    - `test_mode_only`: live keys get 403 `test_mode_required`.
+    - `test_mode_only`: live keys get 403 `test_mode_required`;
+    - `accepts_card_data`: the raw-card guard lets card data through (only the tokenizer);
+    - `ignores_idempotency_key`: no idempotent replay (only the tokenizer, spec Common rules 1).
     """
 
     allow_publishable_key = False
     test_mode_only = False
+    accepts_card_data = False
+    ignores_idempotency_key = False
 
     def finalize_response(self, request, response, *args, **kwargs):
         response = super().finalize_response(request, response, *args, **kwargs)
