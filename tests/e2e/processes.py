@@ -1,0 +1,96 @@
+"""Start the service's real processes (gunicorn web, Celery worker) against the test database,
+for end-to-end tests that talk HTTP. The database must be one the subprocesses can open, so
+these tests run on PostgreSQL (pytest-django's SQLite test database lives in memory)."""
+
+import contextlib
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import requests
+from django.conf import settings
+from django.db import connection
+
+ROOT = Path(__file__).resolve().parents[2]
+VENV_BIN = Path(sys.executable).parent
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def service_env(**extra) -> dict:
+    """The subprocess environment: the test database pytest-django created, the test broker."""
+    db = connection.settings_dict
+    host, port = db["HOST"] or "127.0.0.1", db["PORT"] or 5432
+    url = f"postgres://{db['USER'] or 'postgres'}@{host}:{port}/{db['NAME']}"
+    env = {
+        **os.environ,
+        "DATABASE_URL": url,
+        "DJANGO_SECRET_KEY": settings.SECRET_KEY,
+        "API_KEY_PEPPER": settings.API_KEY_PEPPER,
+        "DEBUG": "false",
+        "DJANGO_SETTINGS_MODULE": "config.settings",
+        "DATABASE_POOL": "false",
+    }
+    if settings.REDIS_URL:
+        env["REDIS_URL"] = settings.REDIS_URL
+    env.update(extra)
+    return env
+
+
+def wait_until_serving(base_url: str, process: subprocess.Popen, timeout: float = 30) -> None:
+    """Readiness polling for a process we just started (not a timing assertion)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"web process exited with {process.returncode}")
+        try:
+            requests.get(base_url + "/v1/", timeout=1)
+            return
+        except requests.ConnectionError:
+            time.sleep(0.1)
+    raise TimeoutError(f"{base_url} did not start serving in {timeout} s")
+
+
+@contextlib.contextmanager
+def web_server(**env):
+    """gunicorn as `make run` starts it; yields the origin, e.g. http://127.0.0.1:PORT."""
+    port = free_port()
+    # As `make run` does before starting: whitenoise serves the collected admin assets.
+    subprocess.run(
+        [sys.executable, "manage.py", "collectstatic", "--noinput", "-v0"],
+        cwd=ROOT,
+        env=service_env(**env),
+        check=True,
+    )
+    process = subprocess.Popen(
+        [
+            str(VENV_BIN / "gunicorn"),
+            "config.wsgi:application",
+            "--bind",
+            f"127.0.0.1:{port}",
+            "--worker-class",
+            "gthread",
+            "--workers",
+            "1",
+            "--threads",
+            "4",
+        ],
+        cwd=ROOT,
+        env=service_env(**env),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    base_url = f"http://127.0.0.1:{port}"
+    try:
+        wait_until_serving(base_url, process)
+        yield base_url
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
