@@ -1,9 +1,9 @@
 """Finding raw card data in a request body, and redacting card-shaped strings from text.
 
 The rules are written out in docs/request-safety.md ("Raw-card guard"); in short:
-- a card number is 13-19 ASCII digits, single spaces or dashes allowed between them, that
-  passes the Luhn check; a digit group glued to an ASCII letter belongs to a word or a hex
-  id and is not part of one;
+- a card number is 13-19 ASCII digits, single spaces or dashes allowed between them (one
+  kind throughout), that passes the Luhn check; a digit group glued to an ASCII letter
+  belongs to a word or a hex id and is not part of one;
 - an expiry is one object holding both an expiry-month and an expiry-year key, or one
   expiry key whose value reads as a month/year (`12/30`, `12-2030`, `1230`);
 - a security code is a `cvc`-like key whose value is 3 or 4 ASCII digits.
@@ -49,23 +49,28 @@ def _glued(text: str, index: int) -> bool:
     return 0 <= index < len(text) and bool(ASCII_LETTER.match(text[index]))
 
 
-def _card_groups(text: str, run: re.Match) -> list[str]:
-    """The run's digit groups, less an edge group glued to a letter (`ab1234`, `1234cd`)."""
-    groups = re.split(r"[ -]", run.group())
+def _groups_and_separators(text: str, run: re.Match) -> tuple[list[str], list[str]]:
+    """The run's digit groups and the separators between them, less an edge group glued to
+    a letter (`ab1234`, `1234cd`): that one belongs to a word or a hex id."""
+    parts = re.split(r"([ -])", run.group())
+    groups, separators = parts[0::2], parts[1::2]
     if _glued(text, run.start() - 1):
-        groups = groups[1:]
+        groups, separators = groups[1:], separators[1:]
     if groups and _glued(text, run.end()):
-        groups = groups[:-1]
-    return groups
+        groups, separators = groups[:-1], separators[:-1]
+    return groups, separators
 
 
-def _has_card_window(groups: list[str]) -> bool:
-    """Any run of whole consecutive groups with 13-19 digits passing Luhn: a card number
-    stays one when other numbers sit beside it ("qty 2 4242 4242 4242 4242")."""
+def _has_card_window(groups: list[str], separators: list[str]) -> bool:
+    """Any whole consecutive groups, written with one separator throughout, holding 13-19
+    digits that pass Luhn. A card number stays one beside other numbers ("qty 2 4242 4242
+    4242 4242"), while "INV-2026-0001 834521" (dashes, then a space) is not one."""
     for start in range(len(groups)):
         digits = ""
-        for group in groups[start:]:
-            digits += group
+        for end in range(start, len(groups)):
+            if end > start + 1 and separators[end - 1] != separators[start]:
+                break
+            digits += groups[end]
             if len(digits) > CARD_MAX_DIGITS:
                 break
             if len(digits) >= CARD_MIN_DIGITS and luhn_valid(digits):
@@ -74,7 +79,13 @@ def _has_card_window(groups: list[str]) -> bool:
 
 
 def contains_card_number(text: str) -> bool:
-    return any(_has_card_window(_card_groups(text, run)) for run in DIGIT_RUN.finditer(text))
+    if len(text) < CARD_MIN_DIGITS:
+        return False
+    return any(
+        _has_card_window(*_groups_and_separators(text, run))
+        for run in DIGIT_RUN.finditer(text)
+        if len(run.group()) >= CARD_MIN_DIGITS  # most runs are short: skip them cheaply
+    )
 
 
 def _redacted_run(run: re.Match) -> str:

@@ -34,6 +34,8 @@ def test_luhn_accepts_real_test_numbers(number):
         f"my card is {VISA}, thanks",
         f"qty 2 {VISA}",  # a number beside the card does not hide it
         f"{VISA} 0000",
+        "4242-4242-4242-4242 7",
+        "2026-11 4242 4242 4242 4242",
         f"INV-{VISA}",
         VISA_13,
         UNIONPAY_19,
@@ -57,6 +59,7 @@ def test_card_numbers_in_strings_are_found(text):
         "٤٢٤٢٤٢٤٢٤٢٤٢٤٢٤٢",  # Arabic-Indic digits are not ASCII digits
         "４２４２４２４２４２４２４２４２",  # fullwidth digits neither
         "4242  4242  4242  4242",  # two spaces break a run
+        "INV-2026-0001 834521",  # 14 digits passing Luhn, but not written as one number
     ],
 )
 def test_ordinary_strings_pass(text):
