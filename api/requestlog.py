@@ -16,10 +16,6 @@ log = logging.getLogger("api.request")
 API_PREFIX = "/v1/"
 
 
-def _redacted(value):
-    return redact(value) if isinstance(value, str) else value
-
-
 def request_log_fields(request, response, duration_ms: float) -> dict:
     api_key = getattr(request, "api_key", None)
     fields = {

@@ -59,7 +59,9 @@ def test_card_numbers_in_strings_are_found(text):
         "٤٢٤٢٤٢٤٢٤٢٤٢٤٢٤٢",  # Arabic-Indic digits are not ASCII digits
         "４２４２４２４２４２４２４２４２",  # fullwidth digits neither
         "4242  4242  4242  4242",  # two spaces break a run
-        "INV-2026-0001 834521",  # 14 digits passing Luhn, but not written as one number
+        "INV-2026-0001 834502",  # 14 digits passing Luhn, but not written as one number
+        "ab4242424242424242",  # glued to a letter on one side: part of an id
+        "4242424242424242cd",
     ],
 )
 def test_ordinary_strings_pass(text):

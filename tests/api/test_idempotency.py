@@ -84,12 +84,19 @@ def test_invalid_json_answer_is_stored_too(api):
     assert_replay_of(post(api, b'{"tag": ', key="j"), original)
 
 
-@pytest.mark.parametrize("outcome", ["api_error_first", "crash_first"])
-def test_a_5xx_is_not_stored_and_a_retry_runs_again(api, outcome):
+@pytest.mark.parametrize(
+    "outcome, status, type_, code",
+    [
+        ("api_error_first", 500, "api_error", "internal_error"),
+        ("crash_first", 500, "api_error", "internal_error"),
+        ("rate_limited_first", 429, "rate_limit_error", "rate_limit_exceeded"),
+    ],
+)
+def test_a_5xx_or_429_is_not_stored_and_a_retry_runs_again(api, outcome, status, type_, code):
     api.raise_request_exception = False
     body = {"tag": outcome, "outcome": outcome}
     first = post(api, body, key="r1")
-    error_of(first, 500, "api_error", "internal_error")
+    error_of(first, status, type_, code)
     assert not IdempotencyRecord.objects.exists()  # released, not left "in use"
     retry = post(api, body, key="r1")
     assert retry.status_code == 201 and retry.json()["execution"] == 2
