@@ -52,6 +52,9 @@ def _take_token_locally(cache, key: str, rate: float, burst: int, now: float) ->
 
 
 def _take_token_in_redis(cache: RedisCache, key: str, rate: float, burst: int, now: float):
+    # Django's cache API has no scripting; its client (redis-py) does. The key gets the
+    # cache's own prefix and version, as cache.get() would give it.
+    key = cache.make_and_validate_key(key)
     client = cache._cache.get_client(key, write=True)
     script = client.register_script(TAKE_TOKEN_LUA)
     return float(script(keys=[key], args=[rate, burst, now]))
@@ -60,11 +63,8 @@ def _take_token_in_redis(cache: RedisCache, key: str, rate: float, burst: int, n
 def take_token(bucket: str, *, rate: float, burst: int) -> float:
     """Takes a token from `bucket`: 0 when granted, else the seconds until one is free."""
     cache = caches[settings.API_RATE_LIMIT_CACHE]
-    key = cache.make_and_validate_key(f"ratelimit:{bucket}")
-    now = time.time()
-    if isinstance(cache, RedisCache):
-        return _take_token_in_redis(cache, key, rate, burst, now)
-    return _take_token_locally(cache, key, rate, burst, now)
+    take = _take_token_in_redis if isinstance(cache, RedisCache) else _take_token_locally
+    return take(cache, f"ratelimit:{bucket}", rate, burst, time.time())
 
 
 class ApiKeyRateLimit(BaseThrottle):

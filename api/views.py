@@ -43,7 +43,7 @@ class ServiceAPIView(APIView):
     test_mode_only = False
     accepts_card_data = False
     ignores_idempotency_key = False
-    idempotency_claim: Claim | None = None
+    _held_claim: Claim | None = None  # set by initial() when this request claimed its key
 
     def initial(self, request, *args, **kwargs):
         super().initial(request, *args, **kwargs)  # authentication, permissions, rate limit
@@ -52,7 +52,7 @@ class ServiceAPIView(APIView):
             # Before anything stores the body (or an error about it): a card number must not
             # reach the idempotency table.
             refuse_raw_card_data(body)
-        self.idempotency_claim = self.claim_idempotency_key(request, body)
+        self._held_claim = self.claim_idempotency_key(request, body)
 
     def claim_idempotency_key(self, request, body: bytes) -> Claim | None:
         """Only POSTs with the header are idempotent; a POST without one runs once, unguarded
@@ -83,16 +83,15 @@ class ServiceAPIView(APIView):
     def dispatch(self, request, *args, **kwargs):
         """Runs the view, then stores its response under the idempotency claim (if any):
         outside any transaction of ours, since services commit their own."""
-        self.idempotency_claim = None
         try:
             response = super().dispatch(request, *args, **kwargs)
-            if self.idempotency_claim is not None:
+            if self._held_claim is not None:
                 if hasattr(response, "render"):
                     response.render()  # the bytes stored are the bytes sent
-                idempotency_settle(self.idempotency_claim, response)
+                idempotency_settle(self._held_claim, response)
         except BaseException:
-            if self.idempotency_claim is not None:
-                idempotency_release(self.idempotency_claim)
+            if self._held_claim is not None:
+                idempotency_release(self._held_claim)
             raise
         return response
 
