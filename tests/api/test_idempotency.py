@@ -69,13 +69,22 @@ def test_a_replayed_error_carries_its_original_request_id(api):
     assert replay.json()["error"]["request_id"] == replay["X-Request-Id"]
 
 
-def test_a_decline_is_final_and_never_a_second_attempt(api):
-    """The work is committed, then the view answers 402: that 402 is what is replayed."""
-    body = {"tag": "declined", "outcome": "declined"}
+@pytest.mark.parametrize(
+    "outcome, status, type_, code",
+    [
+        ("declined", 402, "card_error", "card_declined"),
+        ("failed", 422, "processing_error", "payment_failed"),
+    ],
+)
+def test_a_decline_or_failure_is_final_and_never_a_second_attempt(
+    api, outcome, status, type_, code
+):
+    """The work is committed, then the view answers 402 or 422: that is what is replayed."""
+    body = {"tag": outcome, "outcome": outcome}
     original = post(api, body, key="d1")
-    assert error_of(original, 402, "card_error", "card_declined")["decline_code"] == "do_not_honor"
+    error_of(original, status, type_, code)
     assert_replay_of(post(api, body, key="d1"), original)
-    assert executions("declined") == 1
+    assert executions(outcome) == 1
 
 
 def test_invalid_json_answer_is_stored_too(api):

@@ -6,7 +6,7 @@ from rest_framework import serializers
 from rest_framework.response import Response
 
 from accounts.models import ApiKey, Merchant
-from api.errors import ApiFailure, CardDeclined, RateLimited, not_found
+from api.errors import ApiFailure, CardDeclined, ProcessingFailed, RateLimited, not_found
 from api.fields import AmountField, CurrencyField, MetadataField
 from api.ids import new_id
 from api.views import ServiceAPIView
@@ -88,7 +88,7 @@ class WorkInput(serializers.Serializer):
     tag = serializers.CharField(max_length=100)
     delay_ms = serializers.IntegerField(min_value=0, max_value=5000, default=0)
     outcome = serializers.ChoiceField(
-        ["created", "declined", "api_error_first", "crash_first", "rate_limited_first"],
+        ["created", "declined", "failed", "api_error_first", "crash_first", "rate_limited_first"],
         default="created",
     )
 
@@ -96,9 +96,9 @@ class WorkInput(serializers.Serializer):
 class Work(ServiceAPIView):
     """Does committed work (a Merchant row named `tag`) so tests can count executions.
 
-    `delay_ms` holds the request in flight; `declined` commits and then answers 402, as a
-    declined payment does; `*_first` fail on the first execution only (500, or a 429 as a
-    connector's could be), then succeed.
+    `delay_ms` holds the request in flight; `declined` and `failed` commit and then answer
+    402 or 422, as a declined or failed payment does; `*_first` fail on the first execution
+    only (500, or a 429 as a connector's could be), then succeed.
     """
 
     def post(self, request, ref=None):
@@ -110,6 +110,8 @@ class Work(ServiceAPIView):
         merchant = Merchant.objects.create(name=tag, email="work@example.test")
         if outcome == "declined":
             raise CardDeclined(f"Declined; work {merchant.id} exists.", decline_code="do_not_honor")
+        if outcome == "failed":
+            raise ProcessingFailed(f"Failed; work {merchant.id} exists.")
         if outcome == "api_error_first" and not earlier:
             raise ApiFailure("The first execution fails.")
         if outcome == "crash_first" and not earlier:
