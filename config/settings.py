@@ -189,6 +189,8 @@ API_RATE_LIMITS = {
         "burst": env.int("API_RATE_LIMIT_TEST_BURST", default=25),
     },
 }
+if any(limit["rate"] <= 0 or limit["burst"] < 1 for limit in API_RATE_LIMITS.values()):
+    raise ImproperlyConfigured("API_RATE_LIMIT_*_RATE must be above 0 and *_BURST at least 1.")
 API_RATE_LIMIT_CACHE = "default"
 # Request bodies above this are 400 `request_too_large` (Django enforces it on reading).
 DATA_UPLOAD_MAX_MEMORY_SIZE = env.int("API_MAX_BODY_BYTES", default=256 * 1024)

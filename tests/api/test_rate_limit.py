@@ -8,6 +8,7 @@ from django.utils import timezone
 
 from api.models import IdempotencyRecord
 from tests.api.test_conventions import error_of
+from tests.test_settings import import_settings
 
 pytestmark = pytest.mark.urls("tests.support.urls")
 
@@ -93,3 +94,10 @@ def test_requests_are_served_when_redis_is_down(api, settings, caplog):
     settings.API_RATE_LIMIT_CACHE = "ratelimit"
     assert echo(api).status_code == 201
     assert "rate limiter unavailable" in caplog.text
+
+
+@pytest.mark.parametrize("name", ["API_RATE_LIMIT_LIVE_RATE", "API_RATE_LIMIT_TEST_BURST"])
+def test_a_limit_that_would_refuse_everything_refuses_to_start(name):
+    result = import_settings(DEBUG="true", **{name: "0"})
+    assert result.returncode != 0
+    assert "API_RATE_LIMIT_" in result.stderr
