@@ -2,6 +2,8 @@
 and turned into `{"error": {...}}` by one handler. Views never build error bodies by hand.
 """
 
+import math
+
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.http import Http404
 from rest_framework import exceptions as drf
@@ -127,8 +129,11 @@ def as_service_error(exc: Exception, request=None) -> ServiceError | None:
         method = getattr(request, "method", "?")
         return unrecognized_url(method, getattr(request, "path", "?"))
     if isinstance(exc, drf.Throttled):
-        wait = int(exc.wait or 1)
-        return RateLimited("Too many requests.", headers={"Retry-After": str(wait)})
+        wait = max(1, math.ceil(exc.wait or 0))  # whole seconds, never 0 (RFC 9110)
+        return RateLimited(
+            f"Too many requests with this API key; retry in {wait} s.",
+            headers={"Retry-After": str(wait)},
+        )
     return None
 
 

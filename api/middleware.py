@@ -35,7 +35,8 @@ class RequestIdMiddleware:
     def __call__(self, request):
         request.request_id = new_id("req")
         response = self.get_response(request)
-        response["X-Request-Id"] = request.request_id
+        # An idempotent replay already carries its original request's id (request-safety.md).
+        response.setdefault("X-Request-Id", request.request_id)
         return response
 
     def process_exception(self, request, exception):

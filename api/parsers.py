@@ -4,8 +4,12 @@ type by default): a body that does not parse is 400 `invalid_json`, never a sile
 
 import json
 
+from django.conf import settings
+from django.core.exceptions import RequestDataTooBig
 from rest_framework.exceptions import ParseError
 from rest_framework.parsers import BaseParser
+
+from api.errors import ValidationFailed
 
 
 def _refuse_constant(name):
@@ -16,8 +20,21 @@ def parse_json_body(raw: bytes):
     """Strict JSON: UTF-8 only, no NaN/Infinity."""
     try:
         return json.loads(raw.decode("utf-8"), parse_constant=_refuse_constant)
-    except (UnicodeDecodeError, ValueError) as exc:
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
         raise ParseError("The request body is not valid JSON.") from exc
+
+
+def request_body(request) -> bytes:
+    """The raw body, refused past DATA_UPLOAD_MAX_MEMORY_SIZE (Django checks the declared
+    length before reading a byte). 400, not 413: the spec ties each status to an error type,
+    and a body too large is a malformed request (docs/request-safety.md)."""
+    try:
+        return request.body
+    except RequestDataTooBig as exc:
+        limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+        raise ValidationFailed(
+            f"The request body is larger than the {limit} bytes allowed.", code="request_too_large"
+        ) from exc
 
 
 class AnyContentTypeJSONParser(BaseParser):

@@ -3,15 +3,36 @@
 from django.conf import settings
 from rest_framework.views import APIView
 
+from api.carddata import refuse_raw_card_data
 from api.errors import ApiFailure, unrecognized_url
+from api.idempotency import (
+    Claim,
+    idempotency_claim,
+    idempotency_key,
+    idempotency_release,
+    idempotency_settle,
+    replay_response,
+)
 from api.middleware import error_response
 from api.pagination import list_envelope, paginate
+from api.parsers import request_body
+
+
+class _Replay(Exception):
+    """Raised before the handler to answer with a stored response instead."""
+
+    def __init__(self, response):
+        super().__init__("idempotent replay")
+        self.response = response
 
 
 class ServiceAPIView(APIView):
     """Thin views: parse with a serializer, call one service, render.
 
-    Class attributes read by the shared request machinery:
+    Every view gets, in this order (ARCHITECTURE.md "How a request flows"): authentication
+    and permissions, the per-key rate limit (DRF throttle `api.ratelimit.ApiKeyRateLimit`),
+    the body-size limit, the raw-card guard on the raw body, then idempotent replay, before
+    the handler runs. Class attributes read by the shared request machinery:
     - `allow_publishable_key`: publishable keys may call it (tokens, test-card list);
     - `test_mode_only`: live keys get 403 `test_mode_required`;
     - `accepts_card_data`: the raw-card guard lets card data through (only the tokenizer);
@@ -22,6 +43,57 @@ class ServiceAPIView(APIView):
     test_mode_only = False
     accepts_card_data = False
     ignores_idempotency_key = False
+    _held_claim: Claim | None = None  # set by initial() when this request claimed its key
+
+    def initial(self, request, *args, **kwargs):
+        super().initial(request, *args, **kwargs)  # authentication, permissions, rate limit
+        body = request_body(request)
+        if not self.accepts_card_data:
+            # Before anything stores the body (or an error about it): a card number must not
+            # reach the idempotency table.
+            refuse_raw_card_data(body)
+        self._held_claim = self.claim_idempotency_key(request, body)
+
+    def claim_idempotency_key(self, request, body: bytes) -> Claim | None:
+        """Only POSTs with the header are idempotent; a POST without one runs once, unguarded
+        (decisions.md)."""
+        if request.method != "POST" or self.ignores_idempotency_key:
+            return None
+        key = idempotency_key(request)
+        if key is None:
+            return None
+        outcome = idempotency_claim(
+            merchant_id=request.auth.merchant_id,
+            livemode=request.auth.livemode,
+            key=key,
+            method=request.method,
+            path=request.path,
+            body=body,
+            request_id=request.request_id,
+        )
+        if not isinstance(outcome, Claim):
+            raise _Replay(replay_response(outcome))
+        return outcome
+
+    def handle_exception(self, exc):
+        if isinstance(exc, _Replay):
+            return exc.response
+        return super().handle_exception(exc)
+
+    def dispatch(self, request, *args, **kwargs):
+        """Runs the view, then stores its response under the idempotency claim (if any):
+        outside any transaction of ours, since services commit their own."""
+        try:
+            response = super().dispatch(request, *args, **kwargs)
+            if self._held_claim is not None:
+                if hasattr(response, "render"):
+                    response.render()  # the bytes stored are the bytes sent
+                idempotency_settle(self._held_claim, response)
+        except BaseException:
+            if self._held_claim is not None:
+                idempotency_release(self._held_claim)
+            raise
+        return response
 
     def finalize_response(self, request, response, *args, **kwargs):
         response = super().finalize_response(request, response, *args, **kwargs)

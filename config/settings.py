@@ -60,6 +60,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "api.middleware.RequestIdMiddleware",
+    "api.requestlog.RequestLogMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -139,6 +140,11 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TIMEZONE = "UTC"
 # Periodic work; each room adds its entries in config/celery.py's beat schedule.
 CELERY_BEAT_SCHEDULE: dict = {}
+CELERY_BEAT_SCHEDULE["api-purge-idempotency-records"] = {
+    "task": "api.tasks.purge_expired_idempotency_records",
+    "schedule": 3600.0,
+    "options": {"expires": 3300},
+}
 
 # --- email -----------------------------------------------------------------------------------
 EMAIL_CONFIG = env.email_url("EMAIL_URL", default="consolemail://")
@@ -167,16 +173,44 @@ REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": ["accounts.authentication.ApiKeyAuthentication"],
     "DEFAULT_PERMISSION_CLASSES": ["accounts.permissions.KeyMayCallView"],
     "EXCEPTION_HANDLER": "api.errors.exception_handler",
+    "DEFAULT_THROTTLE_CLASSES": ["api.ratelimit.ApiKeyRateLimit"],
     "UNAUTHENTICATED_USER": None,
     "DATETIME_FORMAT": "%Y-%m-%dT%H:%M:%SZ",
     "COERCE_DECIMAL_TO_STRING": False,
 }
 
+# --- request safety (docs/request-safety.md) ---------------------------------------------------
+# Per API key token bucket: `rate` tokens a second, at most `burst` at once.
+API_RATE_LIMITS = {
+    "live": {
+        "rate": env.float("API_RATE_LIMIT_LIVE_RATE", default=100.0),
+        "burst": env.int("API_RATE_LIMIT_LIVE_BURST", default=100),
+    },
+    "test": {
+        "rate": env.float("API_RATE_LIMIT_TEST_RATE", default=25.0),
+        "burst": env.int("API_RATE_LIMIT_TEST_BURST", default=25),
+    },
+}
+if any(limit["rate"] <= 0 or limit["burst"] < 1 for limit in API_RATE_LIMITS.values()):
+    raise ImproperlyConfigured("API_RATE_LIMIT_*_RATE must be above 0 and *_BURST at least 1.")
+API_RATE_LIMIT_CACHE = "default"
+# Request bodies above this are 400 `request_too_large` (Django enforces it on reading).
+DATA_UPLOAD_MAX_MEMORY_SIZE = env.int("API_MAX_BODY_BYTES", default=256 * 1024)
+# How long a claimed Idempotency-Key stays "in use" if its request dies without answering.
+IDEMPOTENCY_LEASE_SECONDS = env.int("IDEMPOTENCY_LEASE_SECONDS", default=120)
+
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "filters": {"redact_card_data": {"()": "api.logfilters.RedactCardData"}},
+    "handlers": {
+        "console": {
+            "class": "logging.StreamHandler",
+            "formatter": "plain",
+            "filters": ["redact_card_data"],
+        }
+    },
     "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
     "loggers": {"django.request": {"level": "ERROR"}},
 }

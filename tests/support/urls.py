@@ -10,6 +10,10 @@ urlpatterns = [
     path("v1/test/publishable", views.PublishableEcho.as_view()),
     path("v1/test/test-mode-only", views.TestModeOnly.as_view()),
     path("v1/test/boom", views.Boom.as_view()),
+    path("v1/test/accept", views.Accept.as_view()),
+    path("v1/test/work", views.Work.as_view()),
+    path("v1/test/work/<str:ref>", views.Work.as_view()),
+    path("v1/test/tokenize", views.Tokenize.as_view()),
     *service_urlpatterns,
 ]
 

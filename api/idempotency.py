@@ -1,0 +1,179 @@
+"""Idempotent replay (spec "Common rules" 1; decisions in docs/request-safety.md).
+
+A POST with `Idempotency-Key` claims the key in one short transaction before the view runs,
+so two requests with one key can never both do the work; the view then runs outside any
+transaction of ours (services commit their own, and a committed decline followed by a 402 is
+a final answer), and its response is stored in a second short write. 2xx and 4xx are final
+and replayed byte for byte for 24 hours; a 5xx (or a crash) releases the claim so a retry
+runs again; a 429 is never stored.
+"""
+
+import datetime
+import hashlib
+import logging
+import secrets
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.db import transaction
+from django.http import HttpResponse
+from django.utils import timezone
+
+from api.carddata import redact
+from api.errors import IdempotencyFailed, ValidationFailed
+from api.models import IdempotencyRecord
+
+log = logging.getLogger("api.idempotency")
+
+KEY_HEADER = "HTTP_IDEMPOTENCY_KEY"
+KEY_MAX_LENGTH = 255
+REPLAY_WINDOW = datetime.timedelta(hours=24)
+REPLAYED_HEADER = "Idempotent-Replayed"
+
+
+@dataclass(frozen=True)
+class Claim:
+    """The right to run the request and store its response."""
+
+    record_id: int
+    lease_token: str
+
+
+def idempotency_key(request) -> str | None:
+    """The header's value; None when absent. 1-255 printable ASCII characters."""
+    key = request.META.get(KEY_HEADER)
+    if key is None:
+        return None
+    if not 0 < len(key) <= KEY_MAX_LENGTH or not key.isascii() or not key.isprintable():
+        raise ValidationFailed(
+            f"Idempotency-Key must be 1 to {KEY_MAX_LENGTH} printable ASCII characters.",
+            param="Idempotency-Key",
+        )
+    return key
+
+
+def _sha256(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def request_fingerprint(method: str, path: str, body: bytes) -> str:
+    digest = hashlib.sha256()
+    for part in (method.encode(), path.encode(), body):
+        digest.update(len(part).to_bytes(8, "big") + part)  # length-prefixed: no ambiguity
+    return digest.hexdigest()
+
+
+def _fresh_claim(now: datetime.datetime, **request) -> dict:
+    return {
+        **request,
+        "lease_token": secrets.token_hex(16),
+        "lease_until": now + datetime.timedelta(seconds=settings.IDEMPOTENCY_LEASE_SECONDS),
+        "status": None,
+        "content_type": "",
+        "body": b"",
+        "created": now,
+        "expires_at": now + REPLAY_WINDOW,
+    }
+
+
+def _key_is_free(record: IdempotencyRecord, now: datetime.datetime) -> bool:
+    """Past its 24 hours, or held by a request that died before answering (lease over)."""
+    return record.expires_at <= now or (record.in_flight and record.lease_until <= now)
+
+
+def idempotency_claim(
+    *,
+    merchant_id: str,
+    livemode: bool,
+    key: str,
+    method: str,
+    path: str,
+    body: bytes,
+    request_id: str,
+) -> Claim | IdempotencyRecord:
+    """A Claim to run the request, or the completed record to replay.
+
+    Raises 409 `idempotency_key_conflict` for another request under the key and
+    `idempotency_key_in_use` while its first request runs.
+    """
+    now = timezone.now()
+    fingerprint = request_fingerprint(method, path, body)
+    fresh = _fresh_claim(
+        now,
+        fingerprint=fingerprint,
+        method=method,
+        path=redact(path)[:2048],
+        request_id=request_id,
+    )
+    with transaction.atomic():
+        # The unique constraint makes a second INSERT wait for the first claim's commit and
+        # then fail; get_or_create then reads (and locks) the winner's row.
+        record, created = IdempotencyRecord.objects.select_for_update().get_or_create(
+            merchant_id=merchant_id, livemode=livemode, key_hash=_sha256(key), defaults=fresh
+        )
+        if not created and _key_is_free(record, now):
+            for field, value in fresh.items():
+                setattr(record, field, value)
+            record.save()
+            created = True
+    if created:
+        return Claim(record_id=record.pk, lease_token=record.lease_token)
+    if record.fingerprint != fingerprint:
+        raise IdempotencyFailed(
+            "This Idempotency-Key was already used with a different request (method, path "
+            "or body); use a new key for a new request.",
+            code="idempotency_key_conflict",
+        )
+    if record.in_flight:
+        raise IdempotencyFailed(
+            "A request with this Idempotency-Key is still being processed; retry shortly.",
+            code="idempotency_key_in_use",
+        )
+    return record
+
+
+def is_final(status: int) -> bool:
+    """2xx and 4xx answers are final and replayed; a 5xx may be retried; a 429 said nothing
+    about the request itself."""
+    return status < 500 and status != 429
+
+
+def _held(claim: Claim):
+    return IdempotencyRecord.objects.filter(
+        pk=claim.record_id, lease_token=claim.lease_token, status__isnull=True
+    )
+
+
+def idempotency_settle(claim: Claim, response: HttpResponse) -> None:
+    """Store a final response under the claim, or release the claim for a retry."""
+    if not is_final(response.status_code):
+        _held(claim).delete()
+        return
+    stored = _held(claim).update(
+        status=response.status_code,
+        content_type=response["Content-Type"],
+        body=response.content,
+    )
+    if not stored:
+        log.warning("idempotency claim %s was taken over before its response", claim.record_id)
+
+
+def idempotency_release(claim: Claim) -> None:
+    """The request died: the key is free for a retry at once."""
+    _held(claim).delete()
+
+
+def replay_response(record: IdempotencyRecord) -> HttpResponse:
+    """The original response, byte for byte, with its original X-Request-Id."""
+    response = HttpResponse(
+        bytes(record.body), status=record.status, content_type=record.content_type
+    )
+    response[REPLAYED_HEADER] = "true"
+    response["X-Request-Id"] = record.request_id
+    return response
+
+
+def idempotency_records_purge() -> int:
+    """Deletes records past their 24-hour window; returns how many."""
+    deleted, _ = IdempotencyRecord.objects.filter(expires_at__lte=timezone.now()).delete()
+    return deleted

@@ -1,0 +1,86 @@
+"""Per-API-key rate limits: a token bucket per key in the cache (docs/request-safety.md).
+
+A bucket holds up to `burst` tokens and refills at `rate` tokens a second; each request takes
+one. With Redis (REDIS_URL set) the take is one Lua script, atomic across every web process;
+with the embedded local-memory cache it is a lock-guarded read and write, exact within one
+process. Limits come from settings.API_RATE_LIMITS per mode, read on every request so tests
+and operators can change them.
+"""
+
+import logging
+import math
+import threading
+import time
+
+from django.conf import settings
+from django.core.cache import caches
+from django.core.cache.backends.redis import RedisCache
+from redis.exceptions import RedisError
+from rest_framework.throttling import BaseThrottle
+
+log = logging.getLogger("api.ratelimit")
+
+# KEYS[1] the bucket; ARGV rate, burst, now (seconds). Returns "0" when a token was taken,
+# otherwise the seconds until one is available. Strings, because Redis truncates Lua numbers
+# to integers (and tostring() keeps only 14 digits: too few for a unix time with fractions).
+TAKE_TOKEN_LUA = """
+local rate, burst, now = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
+local state = redis.call('HMGET', KEYS[1], 'tokens', 'at')
+local tokens = tonumber(state[1]) or burst
+local at = tonumber(state[2]) or now
+tokens = math.min(burst, tokens + math.max(0, now - at) * rate)
+local wait = 0
+if tokens >= 1 then tokens = tokens - 1 else wait = (1 - tokens) / rate end
+redis.call('HSET', KEYS[1], 'tokens', string.format('%.17g', tokens), 'at', ARGV[3])
+redis.call('PEXPIRE', KEYS[1], math.ceil(burst / rate * 1000) + 1000)
+return string.format('%.17g', wait)
+"""
+
+_local_lock = threading.Lock()
+
+
+def _take_token_locally(cache, key: str, rate: float, burst: int, now: float) -> float:
+    """The Lua script's arithmetic, for the local-memory cache."""
+    with _local_lock:
+        tokens, at = cache.get(key, (burst, now))
+        tokens = min(burst, tokens + max(0.0, now - at) * rate)
+        wait = 0.0 if tokens >= 1 else (1 - tokens) / rate
+        if tokens >= 1:
+            tokens -= 1
+        cache.set(key, (tokens, now), timeout=math.ceil(burst / rate) + 1)
+    return wait
+
+
+def _take_token_in_redis(cache: RedisCache, key: str, rate: float, burst: int, now: float):
+    # Django's cache API has no scripting; its client (redis-py) does. The key gets the
+    # cache's own prefix and version, as cache.get() would give it.
+    key = cache.make_and_validate_key(key)
+    client = cache._cache.get_client(key, write=True)
+    script = client.register_script(TAKE_TOKEN_LUA)
+    return float(script(keys=[key], args=[rate, burst, now]))
+
+
+def take_token(bucket: str, *, rate: float, burst: int) -> float:
+    """Takes a token from `bucket`: 0 when granted, else the seconds until one is free."""
+    cache = caches[settings.API_RATE_LIMIT_CACHE]
+    take = _take_token_in_redis if isinstance(cache, RedisCache) else _take_token_locally
+    return take(cache, f"ratelimit:{bucket}", rate, burst, time.time())
+
+
+class ApiKeyRateLimit(BaseThrottle):
+    """DRF throttle (runs after authentication and permissions): 429 `rate_limit_exceeded`
+    with `Retry-After` through api.errors. Unauthenticated requests never get here."""
+
+    def allow_request(self, request, view):
+        api_key = request.auth
+        limits = settings.API_RATE_LIMITS["live" if api_key.livemode else "test"]
+        try:
+            self.seconds = take_token(api_key.id, rate=limits["rate"], burst=limits["burst"])
+        except RedisError:
+            # Redis down: serve rather than refuse every merchant; the database is the truth.
+            log.warning("rate limiter unavailable; request allowed", exc_info=True)
+            return True
+        return self.seconds == 0
+
+    def wait(self):
+        return self.seconds

@@ -1,0 +1,177 @@
+"""The raw-card detector and the redactor (api/carddata.py; rules in docs/request-safety.md)."""
+
+import json
+
+import pytest
+
+from api.carddata import find_card_data, luhn_valid, redact
+
+VISA = "4242424242424242"
+AMEX = "378282246310005"  # 15 digits
+DINERS_14 = "30569309025904"
+VISA_13 = "4222222222222"
+UNIONPAY_19 = "6200000000000000000"
+
+
+def found(body) -> tuple[str, str | None] | None:
+    raw = body if isinstance(body, bytes) else json.dumps(body).encode()
+    result = find_card_data(raw)
+    return (result.what, result.param) if result else None
+
+
+@pytest.mark.parametrize("number", [VISA, AMEX, DINERS_14, VISA_13, UNIONPAY_19])
+def test_luhn_accepts_real_test_numbers(number):
+    assert luhn_valid(number)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        VISA,
+        "4242 4242 4242 4242",
+        "4242-4242-4242-4242",
+        "3782 822463 10005",
+        f"my card is {VISA}, thanks",
+        f"qty 2 {VISA}",  # a number beside the card does not hide it
+        f"{VISA} 0000",
+        "4242-4242-4242-4242 7",
+        "2026-11 4242 4242 4242 4242",
+        f"INV-{VISA}",
+        VISA_13,
+        UNIONPAY_19,
+    ],
+)
+def test_card_numbers_in_strings_are_found(text):
+    assert found({"metadata": {"note": text}}) == ("card number", "metadata.note")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "4242424242424241",  # 16 digits, fails Luhn: an order number
+        "INV-2026-0001",
+        "pay_01JD8Z4ZQ0W9N7Y3XK2M5R6T8V",
+        "42424242424242424242",  # 20 digits in one group is not a card
+        "424242424242",  # 12 digits
+        "+372 5123 4567",
+        "2026-11-21T05:47:26Z",
+        "ab4242424242424242cd",  # glued to letters: part of a hex id
+        "٤٢٤٢٤٢٤٢٤٢٤٢٤٢٤٢",  # Arabic-Indic digits are not ASCII digits
+        "４２４２４２４２４２４２４２４２",  # fullwidth digits neither
+        "4242  4242  4242  4242",  # two spaces break a run
+        "INV-2026-0001 834502",  # 14 digits passing Luhn, but not written as one number
+        "ab4242424242424242",  # glued to a letter on one side: part of an id
+        "4242424242424242cd",
+    ],
+)
+def test_ordinary_strings_pass(text):
+    assert found({"metadata": {"note": text}}) is None
+
+
+@pytest.mark.parametrize("amount", [100, 999_999_999_999, 2**53 - 1])
+def test_amounts_pass(amount):
+    assert found({"amount": amount, "currency": "eur"}) is None
+
+
+def test_card_number_as_a_json_number_is_found():
+    assert found(b'{"payment_method": {"number": 4242424242424242}}') == (
+        "card number",
+        "payment_method.number",
+    )
+
+
+def test_escaped_digits_are_decoded_before_scanning():
+    escaped = "".join(f"\\u00{ord(digit):x}" for digit in VISA)
+    raw = ('{"metadata": {"note": "' + escaped + '"}}').encode()
+    assert VISA.encode() not in raw
+    assert found(raw) == ("card number", "metadata.note")
+
+
+def test_list_indexes_are_in_the_param():
+    body = {"items": [{"ref": "a"}, {"ref": "b", "notes": ["ok", f"card {VISA}"]}]}
+    assert found(body) == ("card number", "items.1.notes.1")
+
+
+def test_card_number_in_a_key_names_the_object_not_the_key():
+    assert found({"metadata": {VISA: "x"}}) == ("card number", "metadata")
+
+
+def test_duplicate_keys_are_all_scanned():
+    raw = b'{"note": "4242424242424242", "note": "fine"}'
+    assert found(raw) == ("card number", "note")
+
+
+def test_body_that_is_not_json_is_scanned_raw():
+    assert found(f"number={VISA}&cvc=123".encode()) == ("card number", None)
+
+
+def test_invalid_utf8_does_not_hide_a_card():
+    assert found(b'{"n": "\xff' + VISA.encode() + b'"}') == ("card number", "n")
+
+
+@pytest.mark.parametrize(
+    "body, param",
+    [
+        ({"exp_month": 12, "exp_year": 2030}, "exp_month"),
+        ({"card": {"expMonth": "12", "expYear": "30"}}, "card.expMonth"),
+        ({"a": [{"expiry_month": 1, "expiry_year": 2031}]}, "a.0.expiry_month"),
+        ({"payment_method": {"expiry": "12/30"}}, "payment_method.expiry"),
+        ({"exp": "07-2031"}, "exp"),
+        ({"expiration_date": "1230"}, "expiration_date"),
+    ],
+)
+def test_expiry_pairs_are_found(body, param):
+    assert found(body) == ("card expiry", param)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"exp_month": 12},  # one half is not a pair
+        {"exp_month": None, "exp_year": 2030},
+        {"card": {"exp_month": 12}, "exp_year": 2030},  # not in one object
+        {"expiry": "2026-12-31"},  # a date, not a month/year
+        {"metadata": {"month": 12, "year": 2030}},
+    ],
+)
+def test_things_that_are_not_an_expiry_pass(body):
+    assert found(body) is None
+
+
+@pytest.mark.parametrize(
+    "body, param",
+    [
+        ({"payment_method": {"cvc": "123"}}, "payment_method.cvc"),
+        ({"CVV": 1234}, "CVV"),
+        ({"x": [{"security_code": " 999 "}]}, "x.0.security_code"),
+        ({"card": {"cvc2": "000"}}, "card.cvc2"),
+    ],
+)
+def test_security_codes_are_found(body, param):
+    assert found(body) == ("security code", param)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [{"cvc": None}, {"cvc": ""}, {"cvc_check": "123"}, {"cvc": "12345"}, {"cvc": "pass"}],
+)
+def test_things_that_are_not_a_security_code_pass(body):
+    assert found(body) is None
+
+
+def test_deep_nesting_does_not_crash_the_scan():
+    raw = b"[" * 5000 + b"]" * 5000
+    assert found(raw) is None
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        (f"card {VISA} ok", "card [redacted] ok"),
+        ("4242 4242 4242 4241", "[redacted]"),  # card-shaped is enough in a log
+        ("x4242424242424242", "x[redacted]"),
+        ("INV-2026-0001 pay_01JD8Z4ZQ0W9N7Y3XK2M5R6T8V 12:30", None),
+    ],
+)
+def test_redact(text, expected):
+    assert redact(text) == (expected or text)
