@@ -8,6 +8,11 @@ import os
 
 os.environ.setdefault("DJANGO_SECRET_KEY", "test-only-secret-key")
 os.environ.setdefault("API_KEY_PEPPER", "test-only-pepper")
+# Suites send many requests per key, often with the clock frozen (no refill): rate-limit tests
+# set their own low limits through the `settings` fixture.
+for _mode in ("LIVE", "TEST"):
+    os.environ.setdefault(f"API_RATE_LIMIT_{_mode}_RATE", "100000")
+    os.environ.setdefault(f"API_RATE_LIMIT_{_mode}_BURST", "100000")
 
 from config.settings import *  # noqa: E402,F403
 
