@@ -179,3 +179,8 @@ LOGGING = {
     "loggers": {"django.request": {"level": "ERROR"}},
 }
 EVENT_DISPATCH_HOOKS: list[str] = []  # e.g. "webhooks.dispatch.on_event_committed"
+
+# --- payments --------------------------------------------------------------------------------
+# Connector per mode (payments.connectors). Test keys go to the simulator; with no live
+# connector configured a live payment is 422 no_route.
+PAYMENT_CONNECTORS: dict[str, str] = {"test": "sandbox.simulator.SimulatorConnector"}
