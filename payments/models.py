@@ -80,7 +80,7 @@ class Payment(models.Model):
     customer_details = models.JSONField(null=True, blank=True)
     outcome = models.JSONField(default=empty_outcome)
     fees = models.JSONField(null=True, blank=True)
-    return_url = models.URLField(max_length=2048, null=True, blank=True)
+    return_url = models.CharField(max_length=2048, null=True, blank=True)
     statement_descriptor = models.CharField(max_length=22, null=True, blank=True)
     metadata = models.JSONField(default=dict, blank=True)
     next_action = models.JSONField(null=True, blank=True)
