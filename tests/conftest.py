@@ -63,6 +63,16 @@ def other_api(other_new_merchant):
 
 
 @pytest.fixture
+def staff_client(client, db):
+    """A support person logged in to the admin."""
+    from django.contrib.auth.models import User
+
+    User.objects.create_superuser("support", "support@example.test", "pw")
+    client.login(username="support", password="pw")
+    return client
+
+
+@pytest.fixture
 def anonymous_api():
     return key_client(None)
 
