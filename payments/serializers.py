@@ -188,9 +188,10 @@ def _statuses(value: str) -> list[str]:
 
 
 def _currency(value: str) -> str:
-    if normalise_currency(value) != value:
-        raise ValueError("Must be a supported lowercase ISO 4217 code.")
-    return value
+    code = normalise_currency(value)  # an uppercase code is accepted and normalised
+    if code is None:
+        raise ValueError("Must be a supported ISO 4217 code.")
+    return code
 
 
 def _method_type(value: str) -> str:

@@ -85,6 +85,7 @@ def test_newest_first_and_envelope(api, population):
         ({"status": "captured"}, [3, 0]),
         ({"status": "captured,authorized"}, [3, 1, 0]),
         ({"currency": "usd"}, [1]),
+        ({"currency": "USD"}, [1]),
         ({"reference": "special"}, [2]),
         ({"customer": "cus_01J00000000000000000000000"}, [3]),
         ({"method_type": "apple_pay"}, [3]),
