@@ -22,6 +22,7 @@ import sys
 import threading
 import time
 import uuid
+from collections import Counter
 from http.client import HTTPConnection
 from multiprocessing import get_context
 from pathlib import Path
@@ -128,55 +129,60 @@ def start_server(env: dict, args) -> subprocess.Popen:
     raise SystemExit("gunicorn did not start")
 
 
-# --- load driver (runs in its own process) ----------------------------------------------------
+# --- load (each measurement runs in a second process) -----------------------------------------
+
+
+def timed_loop(make_worker, tokens: list[str], concurrency: int, seconds: float):
+    """`concurrency` threads, each with its own `make_worker()` (its own connection), spend
+    tokens until time is up. -> (latencies, elapsed seconds)."""
+    queue, lock, latencies = list(tokens), threading.Lock(), []
+    deadline = time.perf_counter() + seconds
+
+    def run():
+        work, mine = make_worker(), []
+        while time.perf_counter() < deadline:
+            with lock:
+                token = queue.pop() if queue else None
+            if token is None:
+                break
+            started = time.perf_counter()
+            work(token)
+            mine.append(time.perf_counter() - started)
+        with lock:
+            latencies.extend(mine)
+
+    started = time.perf_counter()
+    threads = [threading.Thread(target=run) for _ in range(concurrency)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return latencies, time.perf_counter() - started
 
 
 def drive(port: int, secret: str, tokens: list[str], concurrency: int, seconds: float, out):
-    """Each thread keeps one connection and posts payments until time is up."""
-    queue = list(tokens)
-    lock = threading.Lock()
-    latencies: list[float] = []
-    statuses: dict[int, int] = {}
-    deadline = time.perf_counter() + seconds
+    """POST /v1/payments over keep-alive connections, a fresh Idempotency-Key each."""
+    statuses: Counter = Counter()
 
-    def take():
-        with lock:
-            return queue.pop() if queue else None
-
-    def client():
+    def make_worker():
         conn = HTTPConnection("127.0.0.1", port, timeout=30)
-        mine = []
-        while time.perf_counter() < deadline and (token := take()):
-            body = json.dumps(
-                {
-                    "amount": 1000,
-                    "currency": "eur",
-                    "reference": "bench",
-                    "payment_method": {"type": "card", "token": token},
-                }
-            )
+
+        def pay(token):
+            body = {"amount": 1000, "currency": "eur", "reference": "bench",
+                    "payment_method": {"type": "card", "token": token}}  # fmt: skip
             headers = {
                 "Authorization": f"Bearer {secret}",
                 "Content-Type": "application/json",
                 "Idempotency-Key": str(uuid.uuid4()),
             }
-            started = time.perf_counter()
-            conn.request("POST", "/v1/payments", body, headers)
+            conn.request("POST", "/v1/payments", json.dumps(body), headers)
             response = conn.getresponse()
             response.read()
-            mine.append(time.perf_counter() - started)
-            with lock:
-                statuses[response.status] = statuses.get(response.status, 0) + 1
-        with lock:
-            latencies.extend(mine)
+            statuses[response.status] += 1
 
-    started = time.perf_counter()
-    threads = [threading.Thread(target=client) for _ in range(concurrency)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    out.put((latencies, time.perf_counter() - started, statuses))
+        return pay
+
+    out.put((*timed_loop(make_worker, tokens, concurrency, seconds), dict(statuses)))
 
 
 def run_in_second_process(target, *args):
@@ -208,45 +214,26 @@ def floor(database_url: str, merchant_id: str, tokens, concurrency, seconds, pay
     sys.path.insert(0, str(ROOT))
     from api.ids import new_id  # the same id generator, so index behaviour matches
 
-    queue = list(tokens)
-    lock = threading.Lock()
-    latencies: list[float] = []
-    deadline = time.perf_counter() + seconds
     card, outcome, fees, event = (
         json.dumps(payload[key]) for key in ("card", "outcome", "fees", "event")
     )
 
-    def worker():
-        mine = []
-        with psycopg.connect(database_url) as conn:
-            while time.perf_counter() < deadline:
-                with lock:
-                    token = queue.pop() if queue else None
-                if token is None:
-                    break
-                started = time.perf_counter()
-                payment_id = new_id("pay")
-                with conn.transaction():
-                    conn.execute(FLOOR_SQL[0], (token,))
-                    conn.execute(
-                        FLOOR_SQL[1], (payment_id, merchant_id, card, outcome, fees, token)
-                    )
-                    for event_type in ("payment.created", "payment.captured"):
-                        conn.execute(
-                            FLOOR_SQL[2],
-                            (new_id("evt"), merchant_id, event_type, payment_id, event),
-                        )
-                mine.append(time.perf_counter() - started)
-        with lock:
-            latencies.extend(mine)
+    def make_worker():
+        conn = psycopg.connect(database_url)
 
-    started = time.perf_counter()
-    threads = [threading.Thread(target=worker) for _ in range(concurrency)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    out.put((latencies, time.perf_counter() - started, {}))
+        def pay(token):
+            payment_id = new_id("pay")
+            with conn.transaction():
+                conn.execute(FLOOR_SQL[0], (token,))
+                conn.execute(FLOOR_SQL[1], (payment_id, merchant_id, card, outcome, fees, token))
+                for event_type in ("payment.created", "payment.captured"):
+                    conn.execute(
+                        FLOOR_SQL[2], (new_id("evt"), merchant_id, event_type, payment_id, event)
+                    )
+
+        return pay
+
+    out.put((*timed_loop(make_worker, tokens, concurrency, seconds), {}))
 
 
 def summary(latencies: list[float], elapsed: float) -> tuple[float, float, float]:
