@@ -285,7 +285,7 @@ def main():
     parser.add_argument("--redis-url", default=os.environ.get("BENCH_REDIS_URL", DEFAULT_REDIS))
     parser.add_argument("--concurrency", type=int, nargs="+", default=[1, 8, 32])
     parser.add_argument("--seconds", type=float, default=5.0)
-    parser.add_argument("--workers", type=int, default=3)
+    parser.add_argument("--workers", type=int, default=2)  # as the Procfile
     parser.add_argument("--threads", type=int, default=4)
     parser.add_argument("--pool-max", type=int, default=8)
     parser.add_argument("--port", type=int, default=8765)

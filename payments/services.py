@@ -34,15 +34,22 @@ def _token_error(message: str) -> ValidationFailed:
     return ValidationFailed(message, code="token_invalid", param="payment_method.token")
 
 
+# One statement claims the token and returns it: the conditional UPDATE makes the claim
+# atomic (two payments can never share a token) and RETURNING saves a round trip per payment.
+_TOKEN_TAKE_SQL = (
+    "UPDATE {table} SET used_at = %s WHERE id = %s AND merchant_id = %s AND livemode = %s "
+    "AND used_at IS NULL AND expires_at > %s AND type = %s RETURNING *"
+)
+
+
 def _token_take(*, merchant: Merchant, livemode: bool, token_id: str, method: Method) -> Token:
-    """Mark the token used, atomically (a conditional UPDATE), so only one payment gets it."""
+    """Mark the token used and return it, or say why it cannot be used (400 token_invalid)."""
     now = timezone.now()
-    tokens = Token.objects.filter(pk=token_id, merchant=merchant, livemode=livemode)
-    if tokens.filter(used_at__isnull=True, expires_at__gt=now, type=method.token_type).update(
-        used_at=now
-    ):
-        return tokens.get()
-    token = tokens.first()
+    sql = _TOKEN_TAKE_SQL.format(table=Token._meta.db_table)
+    params = [now, token_id, merchant.pk, livemode, now, method.token_type]
+    for token in Token.objects.raw(sql, params):
+        return token
+    token = Token.objects.filter(pk=token_id, merchant=merchant, livemode=livemode).first()
     if token is None:
         raise _token_error(f"No such token: {token_id!r}.")
     if token.used_at is not None:
