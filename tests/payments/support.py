@@ -45,6 +45,12 @@ def created(api, number: str | None = APPROVED, **fields) -> dict:
     return response.json()
 
 
+def confirm(api, payment_id: str, number: str = APPROVED, method_type: str = "card"):
+    token = tokenize(api, number, type=method_type)
+    body = {"payment_method": {"type": method_type, "token": token}}
+    return api.post(f"/v1/payments/{payment_id}/confirm", body, format="json")
+
+
 def error_of(response, status: int, type_: str, code: str) -> dict:
     assert response.status_code == status, response.content
     body = response.json()["error"]

@@ -2,22 +2,19 @@
 
 import pytest
 
+from events.models import Event
 from tests.payments.support import (
     APPROVED,
+    ASYNC,
     CHALLENGE,
     INSUFFICIENT_FUNDS,
     PROCESSING_ERROR,
+    confirm,
     created,
     error_of,
     event_types,
     tokenize,
 )
-
-
-def confirm(api, payment_id, number=APPROVED, method_type="card"):
-    token = tokenize(api, number, type=method_type)
-    body = {"payment_method": {"type": method_type, "token": token}}
-    return api.post(f"/v1/payments/{payment_id}/confirm", body, format="json")
 
 
 def test_confirm_captures_a_pending_payment(api):
@@ -30,8 +27,6 @@ def test_confirm_captures_a_pending_payment(api):
 
 
 def test_confirm_event_names_what_changed(api):
-    from events.models import Event
-
     pending = created(api, None)
     confirm(api, pending["id"])
     event = Event.objects.get(resource_id=pending["id"], type="payment.captured")
@@ -50,6 +45,12 @@ def test_confirm_to_a_challenge(api):
     payment = confirm(api, pending["id"], CHALLENGE).json()
     assert payment["status"] == "requires_action"
     assert payment["next_action"]["redirect"]["return_url"] == "https://shop.example/back"
+
+
+def test_confirm_to_processing(api):
+    pending = created(api, None)
+    assert confirm(api, pending["id"], ASYNC).json()["status"] == "processing"
+    assert event_types(pending["id"]) == ["payment.created", "payment.processing"]
 
 
 def test_confirm_decline_is_the_same_402(api):

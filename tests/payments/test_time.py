@@ -8,7 +8,7 @@ import pytest
 from payments import tasks
 from payments.models import Payment
 from tests.factories import PaymentFactory
-from tests.payments.support import APPROVED, ASYNC, CHALLENGE, created, event_types
+from tests.payments.support import APPROVED, ASYNC, CHALLENGE, confirm, created, event_types
 
 T0 = datetime.datetime(2030, 3, 1, 12, 0, tzinfo=datetime.UTC)
 
@@ -88,8 +88,6 @@ def test_captured_payments_never_expire(api, clock):
 def test_a_confirmed_payment_gets_a_fresh_lifetime(api, clock):
     pending = created(api, None, capture_method="manual")
     clock.shift(datetime.timedelta(minutes=59))
-    from tests.payments.test_confirm import confirm
-
     assert confirm(api, pending["id"]).json()["status"] == "authorized"
     clock.shift(datetime.timedelta(minutes=2))
     tasks.expire_due_payments()
@@ -101,3 +99,13 @@ def test_expiry_works_in_batches(merchant, clock, monkeypatch):
     PaymentFactory.create_batch(5, merchant=merchant, due_at=T0 - datetime.timedelta(seconds=1))
     assert tasks.expire_due_payments() == 5
     assert set(Payment.objects.values_list("status", flat=True)) == {"expired"}
+
+
+def test_beat_entries_name_real_tasks_and_expire_before_the_next_run(settings):
+    from celery import current_app
+
+    entries = {k: v for k, v in settings.CELERY_BEAT_SCHEDULE.items() if k.startswith("payments-")}
+    assert len(entries) == 2
+    for entry in entries.values():
+        assert entry["task"] in current_app.tasks
+        assert 0 < entry["options"]["expires"] < entry["schedule"]
