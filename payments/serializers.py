@@ -93,7 +93,7 @@ class PaymentCreateInput(serializers.Serializer):
     capture_method = serializers.ChoiceField(
         choices=Payment.CaptureMethod.choices, default=Payment.CaptureMethod.AUTOMATIC
     )
-    description = StrictCharField(required=False, allow_null=True, max_length=500)
+    description = StrictCharField(required=False, allow_null=True, allow_blank=True, max_length=500)
     customer = CustomerInput(required=False, allow_null=True)
     return_url = HttpsUrlField(required=False, allow_null=True)
     statement_descriptor = serializers.RegexField(

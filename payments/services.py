@@ -327,7 +327,7 @@ def payment_resolve_if_due(*, payment: Payment, api_version: str | None = None) 
 
     Idempotent: a payment resolved meanwhile (by advance, a read or beat) is left alone.
     """
-    if payment.status != Status.PROCESSING or payment.due_at > timezone.now():
+    if payment.status != Status.PROCESSING or not payment.due_at or payment.due_at > timezone.now():
         return payment
     try:
         return payment_resolve(payment=payment, api_version=api_version)
