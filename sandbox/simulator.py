@@ -1,6 +1,7 @@
 """The simulator connector: test keys route here (settings.PAYMENT_CONNECTORS["test"]).
 
-A payment's plan is its card's plan (sandbox.cards), unless `_svc_test_outcome` overrides it.
+A payment's plan is its token's planned outcome (the card's plan in sandbox.cards), unless
+`_svc_test_outcome` overrides it.
 A plan is steps joined by `>`: the first answers the authorisation; the last is what the
 challenge's Approve, or the resolution of an asynchronous payment, gives.
 """
@@ -55,12 +56,12 @@ def card_of(payment) -> TestCard:
 
 def plan_of(payment) -> list[str]:
     """The steps this payment walks through."""
-    card = card_of(payment)
+    planned = payment.token.planned_outcome.split(">")  # what the tokenizer planned for the card
     override = overrides.outcome(payment.metadata)
     if override is None:
-        return card.plan.split(">")
+        return planned
     if override == "requires_action":
-        return ["requires_action", card.plan.split(">")[-1]]
+        return ["requires_action", planned[-1]]
     return [override]
 
 
@@ -68,7 +69,7 @@ def risk_decision(score: int) -> str:
     return "accept" if score < 50 else "review" if score < 80 else "reject"
 
 
-def answer(card: TestCard, step: str, *, three_ds: dict | None = None) -> Authorisation:
+def answer(card: TestCard, step: str, *, authentication: dict | None = None) -> Authorisation:
     """The authorisation a step gives, with outcome data that varies with the card."""
     result, _, decline_code = step.partition(":")
     outcome = {
@@ -76,14 +77,14 @@ def answer(card: TestCard, step: str, *, three_ds: dict | None = None) -> Author
         "cvv_result": card.cvv_result,
         "risk_score": card.risk_score,
         "risk_decision": risk_decision(card.risk_score),
-        "three_ds": three_ds,
+        "three_ds": authentication,
     }
     if result == Result.APPROVED:
         outcome["response_code"] = APPROVED_RESPONSE_CODE
-        if three_ds is None and card.risk_score < 20:
+        if authentication is None and card.risk_score < 20:
             # Low risk: the acquirer claims an exemption instead of authenticating.
             outcome["sca_exemption"] = "transaction_risk_analysis"
-        elif three_ds is None:
+        elif authentication is None:
             outcome["three_ds"] = authenticated(card, status="frictionless")
     elif result == Result.DECLINED:
         decline = DECLINES[decline_code]
@@ -99,20 +100,16 @@ def answer(card: TestCard, step: str, *, three_ds: dict | None = None) -> Author
     elif result == Result.FAILED:
         outcome.update(response_code=SYSTEM_ERROR_RESPONSE_CODE, avs_result="U", cvv_result="U")
     elif result == Result.REQUIRES_ACTION:
-        outcome["three_ds"] = {
-            "status": "challenge_required",
-            "eci": None,
-            "version": THREE_DS_VERSION,
-        }
+        outcome["three_ds"] = three_ds("challenge_required")
     return Authorisation(result=Result(result), outcome=outcome)
 
 
+def three_ds(status: str, eci: str | None = None) -> dict:
+    return {"status": status, "eci": eci, "version": THREE_DS_VERSION}
+
+
 def authenticated(card: TestCard, *, status: str) -> dict:
-    return {
-        "status": status,
-        "eci": AUTHENTICATED_ECI.get(card.brand, "05"),
-        "version": THREE_DS_VERSION,
-    }
+    return three_ds(status, AUTHENTICATED_ECI.get(card.brand, "05"))
 
 
 class SimulatorConnector(Connector):
@@ -144,13 +141,13 @@ class SimulatorConnector(Connector):
         action = details["challenge_result"]
         if action == "approve":
             return answer(
-                card, plan_of(payment)[-1], three_ds=authenticated(card, status="authenticated")
+                card,
+                plan_of(payment)[-1],
+                authentication=authenticated(card, status="authenticated"),
             )
         if action == "decline":
-            failed = {"status": "failed", "eci": "07", "version": THREE_DS_VERSION}
-            return answer(card, "declined:sca_required", three_ds=failed)
-        timed_out = {"status": "timed_out", "eci": None, "version": THREE_DS_VERSION}
-        return answer(card, "failed", three_ds=timed_out)
+            return answer(card, "declined:sca_required", authentication=three_ds("failed", "07"))
+        return answer(card, "failed", authentication=three_ds("timed_out"))
 
     def resolve(self, *, payment) -> Authorisation:
         return answer(card_of(payment), plan_of(payment)[-1])

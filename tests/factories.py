@@ -5,7 +5,7 @@ from django.utils import timezone
 
 from accounts.models import ApiKey, Merchant
 from accounts.services import api_key_issue
-from payments.models import Payment
+from payments.models import Payment, Token
 from payments.states import Status
 
 
@@ -52,6 +52,26 @@ def card_details(bin_: str = "424242", last4: str = "4242", brand: str = "visa")
     }
 
 
+class TokenFactory(factory.django.DjangoModelFactory):
+    """A used card token, as a payment holds it; `planned_outcome` drives the simulator."""
+
+    class Meta:
+        model = Token
+
+    merchant = factory.SubFactory(MerchantFactory)
+    livemode = False
+    type = Token.Type.CARD
+    brand = "visa"
+    last4 = "4242"
+    bin = "424242"
+    exp_month = 12
+    exp_year = 2099
+    fingerprint = "0" * 32
+    planned_outcome = "approved"
+    expires_at = factory.LazyAttribute(lambda t: timezone.now() + datetime.timedelta(minutes=15))
+    used_at = factory.LazyFunction(timezone.now)
+
+
 class PaymentFactory(factory.django.DjangoModelFactory):
     """A payment row as the service would leave it; traits pick the status."""
 
@@ -67,6 +87,11 @@ class PaymentFactory(factory.django.DjangoModelFactory):
     capture_method = Payment.CaptureMethod.AUTOMATIC
     method_type = "card"
     card = factory.LazyFunction(card_details)
+    token = factory.SubFactory(
+        TokenFactory,
+        merchant=factory.SelfAttribute("..merchant"),
+        livemode=factory.SelfAttribute("..livemode"),
+    )
     due_at = factory.LazyAttribute(lambda p: timezone.now() + datetime.timedelta(hours=1))
 
     class Params:
@@ -86,9 +111,11 @@ class PaymentFactory(factory.django.DjangoModelFactory):
         processing = factory.Trait(
             status=Status.PROCESSING,
             card=factory.LazyFunction(lambda: card_details("400000", "0077")),
+            token__planned_outcome="processing>approved",
             due_at=factory.LazyAttribute(lambda p: timezone.now() + datetime.timedelta(seconds=30)),
         )
         requires_action = factory.Trait(
             status=Status.REQUIRES_ACTION,
             card=factory.LazyFunction(lambda: card_details("400000", "3220")),
+            token__planned_outcome="requires_action>approved",
         )
