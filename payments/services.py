@@ -18,7 +18,7 @@ from accounts.models import Merchant
 from api.errors import ProcessingFailed, ServiceError, ValidationFailed
 from events.services import emit
 from payments.connectors import Authorisation, Connector, Result, route
-from payments.fees import fees_for
+from payments.fees import fees_for, parse_schedule
 from payments.methods import Method, get_method
 from payments.models import Payment, Token, empty_outcome
 from payments.serializers import payment_to_dict
@@ -203,7 +203,10 @@ def _change(
 # --- create and confirm ----------------------------------------------------------------------
 
 
-def _check_limit(merchant: Merchant, amount: int) -> None:
+def _check_account(merchant: Merchant, amount: int) -> None:
+    """Before anything is spent: the per-transaction limit, and a pricing schedule that fees
+    can be computed from (a malformed one is an operator fault: 500, nothing processed)."""
+    parse_schedule(merchant.pricing)
     if merchant.transaction_limit is not None and amount > merchant.transaction_limit:
         raise ProcessingFailed(
             f"The amount {amount} is above this account's per-transaction limit "
@@ -235,7 +238,7 @@ def payment_create(
     returned; the caller reports it by HTTP status (spec "POST /v1/payments").
     """
     method = get_method(method_type)
-    _check_limit(merchant, amount)
+    _check_account(merchant, amount)
     connector = route(livemode=livemode, method=method, currency=currency)
     payment = Payment(
         merchant=merchant,

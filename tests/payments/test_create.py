@@ -280,3 +280,13 @@ def test_required_fields(api, field):
 def test_reference_is_not_unique(api):
     first, second = created(api, APPROVED), created(api, APPROVED)
     assert first["reference"] == second["reference"] and first["id"] != second["id"]
+
+
+def test_a_malformed_pricing_schedule_fails_before_anything_is_spent(api, merchant):
+    merchant.pricing = {"type": "flat"}
+    merchant.save()
+    token = tokenize(api)
+    api.raise_request_exception = False
+    response = api.post("/v1/payments", payment_body(token), format="json")
+    error_of(response, 500, "api_error", "internal_error")
+    assert Token.objects.get(pk=token).used_at is None and not Payment.objects.exists()
