@@ -94,6 +94,14 @@ class ChallengePage(View):
 
     template_name = "sandbox/challenge.html"
 
+    def dispatch(self, request, *args, **kwargs):
+        response = super().dispatch(request, *args, **kwargs)
+        # The URL is the credential: keep it out of caches and out of the Referer the
+        # merchant's return page would otherwise receive.
+        response["Cache-Control"] = "no-store"
+        response["Referrer-Policy"] = "no-referrer"
+        return response
+
     def get(self, request, session_id):
         try:
             session, payment = challenge_open(session_id=session_id)

@@ -38,6 +38,8 @@ def test_page_shows_three_buttons(api, browser):
     for action in ("approve", "decline", "timeout"):
         assert f'value="{action}"' in html
     assert "4242" not in html and "3220" in html
+    assert page["Cache-Control"] == "no-store" and page["Referrer-Policy"] == "no-referrer"
+    assert page["X-Frame-Options"] == "DENY"
 
 
 def test_approve_gives_the_cards_planned_outcome(api, browser):
