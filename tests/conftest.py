@@ -1,6 +1,7 @@
 """Shared fixtures: a merchant with its four keys, an outsider, and a DRF client per key kind."""
 
 import pytest
+from django.contrib.auth.models import User
 from django.db import connection
 from rest_framework.test import APIClient
 
@@ -65,8 +66,6 @@ def other_api(other_new_merchant):
 @pytest.fixture
 def staff_client(client, db):
     """A support person logged in to the admin."""
-    from django.contrib.auth.models import User
-
     User.objects.create_superuser("support", "support@example.test", "pw")
     client.login(username="support", password="pw")
     return client
