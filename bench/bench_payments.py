@@ -336,7 +336,7 @@ def main():
     parser.add_argument("--pool-max", type=int, default=8)
     parser.add_argument("--port", type=int, default=8765)
     parser.add_argument("--tokens", type=int, default=6000, help="per concurrency level")
-    parser.add_argument("--profile", type=int, default=0, help="also profile N payments")
+    parser.add_argument("--profile", type=int, default=300, help="profile N payments (0: skip)")
     args = parser.parse_args()
 
     env = service_env(args)
