@@ -156,3 +156,8 @@ def test_bare_ids_work_as_cursors_and_both_cursors_are_refused(api, population):
         "/v1/payments", {"starting_after": population[2], "ending_before": population[1]}
     )
     error_of(both, 400, "validation_error", "invalid_parameter")
+
+
+def test_publishable_key_cannot_read_payments(publishable_api, anonymous_api):
+    error_of(publishable_api.get("/v1/payments"), 403, "authorization_error", "secret_key_required")
+    error_of(anonymous_api.get("/v1/payments"), 401, "authentication_error", "api_key_missing")

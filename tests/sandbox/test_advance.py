@@ -41,3 +41,9 @@ def test_advance_is_test_mode_only_and_scoped(api, live_api, other_api):
         "not_found_error",
         "resource_not_found",
     )
+
+
+def test_publishable_key_cannot_advance(api, publishable_api):
+    payment = created(api, ASYNC)
+    response = publishable_api.post(f"/v1/sandbox/advance/{payment['id']}")
+    error_of(response, 403, "authorization_error", "secret_key_required")
