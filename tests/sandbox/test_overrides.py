@@ -11,6 +11,7 @@ from tests.payments.support import (
     created,
     error_of,
     payment_body,
+    payment_id_in,
     tokenize,
 )
 
@@ -20,9 +21,7 @@ def test_outcome_declined_with_every_code(api, code):
     response = create(api, APPROVED, metadata={"_svc_test_outcome": f"declined:{code}"})
     error = error_of(response, 402, "card_error", "card_declined")
     assert error["decline_code"] == code
-    payment = Payment.objects.get(
-        pk=response.json()["error"]["message"].split("Payment ")[1].split()[0]
-    )
+    payment = Payment.objects.get(pk=payment_id_in(error))
     assert payment.outcome["decline_is_soft"] is DECLINES[code].soft
     assert payment.outcome["response_code"] == DECLINES[code].response_code
 
