@@ -4,6 +4,7 @@ beat); pending and requires_action expire after 1 hour, authorized after 7 days.
 import datetime
 
 import pytest
+from celery import current_app
 
 from payments import tasks
 from payments.models import Payment
@@ -102,8 +103,6 @@ def test_expiry_works_in_batches(merchant, clock, monkeypatch):
 
 
 def test_beat_entries_name_real_tasks_and_expire_before_the_next_run(settings):
-    from celery import current_app
-
     entries = {k: v for k, v in settings.CELERY_BEAT_SCHEDULE.items() if k.startswith("payments-")}
     assert len(entries) == 2
     for entry in entries.values():

@@ -1,5 +1,7 @@
 """The `_svc_test_*` metadata overrides of the simulator."""
 
+import time
+
 import pytest
 
 from payments.declines import DECLINES
@@ -48,8 +50,6 @@ def test_outcome_requires_action(api):
 
 
 def test_latency_really_delays(api):
-    import time
-
     started = time.monotonic()
     created(api, APPROVED, metadata={"_svc_test_latency_ms": 60})
     assert time.monotonic() - started >= 0.06
