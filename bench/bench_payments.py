@@ -268,7 +268,10 @@ def component(filename: str) -> str:
 
 
 def profile_in_process(secret: str, tokens: list[str]) -> None:
-    """Where one payment's time goes: SQL wall time, then own CPU time by component."""
+    """Where one payment's time goes: SQL wall time, then own CPU time by component.
+
+    Runs in its own process (`bench_payments.py _profile`), so Django is imported here.
+    """
     import cProfile
     import pstats
 
