@@ -6,8 +6,11 @@ first) so one run never holds a huge result set; a run stops after MAX_BATCHES a
 tick carries on.
 """
 
+import logging
+
 from celery import shared_task
 
+from api.errors import ServiceError
 from payments import selectors, services
 from payments.models import Payment
 from payments.states import LIFETIMES, Status
@@ -15,13 +18,20 @@ from payments.states import LIFETIMES, Status
 BATCH_SIZE = 200
 MAX_BATCHES = 10
 
+log = logging.getLogger(__name__)
+
 
 def _sweep(statuses: tuple[Status, ...], handle) -> int:
     done = 0
     for _ in range(MAX_BATCHES):
         due = selectors.due_payment_ids(statuses=statuses, limit=BATCH_SIZE)
         for payment in Payment.objects.filter(pk__in=due):
-            handle(payment=payment)
+            try:
+                handle(payment=payment)
+            except ServiceError as exc:
+                # One payment the connector cannot serve (e.g. no route any more) must not
+                # stop the sweep for every other payment; it stays due and is logged.
+                log.error("could not move %s on: %s (%s)", payment.pk, exc.message, exc.code)
         done += len(due)
         if len(due) < BATCH_SIZE:
             break

@@ -108,3 +108,12 @@ def test_beat_entries_name_real_tasks_and_expire_before_the_next_run(settings):
     for entry in entries.values():
         assert entry["task"] in current_app.tasks
         assert 0 < entry["options"]["expires"] < entry["schedule"]
+
+
+def test_a_payment_the_connector_cannot_serve_does_not_stop_the_sweep(merchant, clock, caplog):
+    stuck = PaymentFactory(merchant=merchant, processing=True, livemode=True)
+    fine = PaymentFactory(merchant=merchant, processing=True)
+    clock.shift(datetime.timedelta(seconds=31))
+    tasks.resolve_due_payments()
+    assert (status_of(stuck.id), status_of(fine.id)) == ("processing", "captured")
+    assert stuck.id in caplog.text and "no_route" in caplog.text
