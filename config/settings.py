@@ -215,3 +215,23 @@ LOGGING = {
     "loggers": {"django.request": {"level": "ERROR"}},
 }
 EVENT_DISPATCH_HOOKS: list[str] = []  # e.g. "webhooks.dispatch.on_event_committed"
+
+# --- payments --------------------------------------------------------------------------------
+# Connector per mode (payments.connectors). Test keys go to the simulator; with no live
+# connector configured a live payment is 422 no_route.
+PAYMENT_CONNECTORS: dict[str, str] = {"test": "sandbox.simulator.SimulatorConnector"}
+CELERY_BEAT_SCHEDULE.update(
+    {
+        # `expires` a bit under the interval: a run that could not start in time is dropped.
+        "payments-resolve-due": {
+            "task": "payments.tasks.resolve_due_payments",
+            "schedule": 10.0,
+            "options": {"expires": 9},
+        },
+        "payments-expire-due": {
+            "task": "payments.tasks.expire_due_payments",
+            "schedule": 60.0,
+            "options": {"expires": 55},
+        },
+    }
+)

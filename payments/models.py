@@ -1,0 +1,108 @@
+from django.db import models
+from django.db.models import Q
+from django.utils import timezone
+
+from accounts.models import Merchant
+from api.ids import PrefixedIdField
+from payments.states import Status
+
+
+class Token(models.Model):
+    """A single-use payment token (spec "Token object"), made by the sandbox tokenizer.
+
+    Holds what may be kept of a card: never the number, never the security code.
+    """
+
+    class Type(models.TextChoices):
+        CARD = "card"
+        APPLE_PAY = "apple_pay"
+        GOOGLE_PAY = "google_pay"
+
+    id = PrefixedIdField(prefix="tok")
+    merchant = models.ForeignKey(Merchant, on_delete=models.PROTECT, related_name="tokens")
+    livemode = models.BooleanField()
+    type = models.CharField(max_length=16, choices=Type.choices)
+    brand = models.CharField(max_length=16)
+    last4 = models.CharField(max_length=4)
+    bin = models.CharField(max_length=6)
+    exp_month = models.PositiveSmallIntegerField()
+    exp_year = models.PositiveSmallIntegerField()
+    # Keyed hash of the number, stable per card per merchant (never reversible to the number).
+    fingerprint = models.CharField(max_length=64)
+    # What the connector will answer for this card, in its own words (opaque to payments).
+    planned_outcome = models.CharField(max_length=80)
+    created = models.DateTimeField(default=timezone.now)
+    expires_at = models.DateTimeField()
+    used_at = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self):
+        return f"{self.brand} •••• {self.last4} ({self.id})"
+
+
+def empty_outcome() -> dict:
+    return {
+        "response_code": None,
+        "decline_code": None,
+        "decline_is_soft": None,
+        "avs_result": None,
+        "cvv_result": None,
+        "three_ds": None,
+        "sca_exemption": None,
+        "risk_score": None,
+        "risk_decision": None,
+    }
+
+
+class Payment(models.Model):
+    """One charge, its whole life (spec "Payment object"). Status changes only through
+    payments.services, which checks them against payments.states.TRANSITIONS."""
+
+    class CaptureMethod(models.TextChoices):
+        AUTOMATIC = "automatic"
+        MANUAL = "manual"
+
+    id = PrefixedIdField(prefix="pay")
+    merchant = models.ForeignKey(Merchant, on_delete=models.PROTECT, related_name="payments")
+    livemode = models.BooleanField()
+    status = models.CharField(max_length=24, choices=Status.choices)
+    amount = models.BigIntegerField()
+    amount_captured = models.BigIntegerField(default=0)
+    amount_refunded = models.BigIntegerField(default=0)
+    currency = models.CharField(max_length=3)
+    reference = models.CharField(max_length=64)
+    description = models.CharField(max_length=500, null=True, blank=True)
+    capture_method = models.CharField(max_length=16, choices=CaptureMethod.choices)
+    method_type = models.CharField(max_length=32)
+    card = models.JSONField(null=True, blank=True, help_text="method.card")
+    method_details = models.JSONField(default=dict, blank=True, help_text="method.details")
+    customer = models.CharField(max_length=64, null=True, blank=True, help_text="cus_ id")
+    # The customer object as the merchant sent it (email, name, phone, billing address).
+    customer_details = models.JSONField(null=True, blank=True)
+    outcome = models.JSONField(default=empty_outcome)
+    fees = models.JSONField(null=True, blank=True)
+    return_url = models.CharField(max_length=2048, null=True, blank=True)
+    statement_descriptor = models.CharField(max_length=22, null=True, blank=True)
+    metadata = models.JSONField(default=dict, blank=True)
+    next_action = models.JSONField(null=True, blank=True)
+    token = models.OneToOneField(
+        Token, on_delete=models.PROTECT, null=True, blank=True, related_name="payment"
+    )
+    created = models.DateTimeField(default=timezone.now)
+    authorized_at = models.DateTimeField(null=True, blank=True)
+    captured_at = models.DateTimeField(null=True, blank=True)
+    canceled_at = models.DateTimeField(null=True, blank=True)
+    # When time acts on the payment next: expiry of pending / requires_action / authorized, or
+    # resolution of processing. Null when nothing is scheduled.
+    due_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["merchant", "livemode", "-id"], name="payment_list"),
+            models.Index(fields=["merchant", "livemode", "reference"], name="payment_reference"),
+            models.Index(
+                fields=["status", "due_at"], condition=Q(due_at__isnull=False), name="payment_due"
+            ),
+        ]
+
+    def __str__(self):
+        return f"{self.id} {self.status} {self.amount} {self.currency}"

@@ -1,6 +1,7 @@
 """Shared fixtures: a merchant with its four keys, an outsider, and a DRF client per key kind."""
 
 import pytest
+from django.contrib.auth.models import User
 from django.db import connection
 from rest_framework.test import APIClient
 
@@ -60,6 +61,14 @@ def live_publishable_api(new_merchant):
 @pytest.fixture
 def other_api(other_new_merchant):
     return key_client(other_new_merchant.keys["test"]["secret"].secret)
+
+
+@pytest.fixture
+def staff_client(client, db):
+    """A support person logged in to the admin."""
+    User.objects.create_superuser("support", "support@example.test", "pw")
+    client.login(username="support", password="pw")
+    return client
 
 
 @pytest.fixture

@@ -1,7 +1,12 @@
+import datetime
+
 import factory
+from django.utils import timezone
 
 from accounts.models import ApiKey, Merchant
 from accounts.services import api_key_issue
+from payments.models import Payment, Token
+from payments.states import Status
 
 
 class MerchantFactory(factory.django.DjangoModelFactory):
@@ -31,3 +36,86 @@ class ApiKeyFactory(factory.django.DjangoModelFactory):
         issued = api_key_issue(merchant=merchant, kind=kind, livemode=livemode, **kwargs)
         issued.api_key.plaintext = issued.secret
         return issued.api_key
+
+
+def card_details(bin_: str = "424242", last4: str = "4242", brand: str = "visa") -> dict:
+    return {
+        "brand": brand,
+        "last4": last4,
+        "bin": bin_,
+        "exp_month": 12,
+        "exp_year": 2099,
+        "issuer_country": "EE",
+        "funding": "credit",
+        "fingerprint": "0" * 32,
+        "network_token": False,
+    }
+
+
+class TokenFactory(factory.django.DjangoModelFactory):
+    """A used card token, as a payment holds it; `planned_outcome` drives the simulator."""
+
+    class Meta:
+        model = Token
+
+    merchant = factory.SubFactory(MerchantFactory)
+    livemode = False
+    type = Token.Type.CARD
+    brand = "visa"
+    last4 = "4242"
+    bin = "424242"
+    exp_month = 12
+    exp_year = 2099
+    fingerprint = "0" * 32
+    planned_outcome = "approved"
+    expires_at = factory.LazyAttribute(lambda t: timezone.now() + datetime.timedelta(minutes=15))
+    used_at = factory.LazyFunction(timezone.now)
+
+
+class PaymentFactory(factory.django.DjangoModelFactory):
+    """A payment row as the service would leave it; traits pick the status."""
+
+    class Meta:
+        model = Payment
+
+    merchant = factory.SubFactory(MerchantFactory)
+    livemode = False
+    status = Status.PENDING
+    amount = 1000
+    currency = "eur"
+    reference = factory.Sequence(lambda n: f"order-{n}")
+    capture_method = Payment.CaptureMethod.AUTOMATIC
+    method_type = "card"
+    card = factory.LazyFunction(card_details)
+    token = factory.SubFactory(
+        TokenFactory,
+        merchant=factory.SelfAttribute("..merchant"),
+        livemode=factory.SelfAttribute("..livemode"),
+    )
+    due_at = factory.LazyAttribute(lambda p: timezone.now() + datetime.timedelta(hours=1))
+
+    class Params:
+        authorized = factory.Trait(
+            status=Status.AUTHORIZED,
+            capture_method=Payment.CaptureMethod.MANUAL,
+            authorized_at=factory.LazyFunction(timezone.now),
+            due_at=factory.LazyAttribute(lambda p: timezone.now() + datetime.timedelta(days=7)),
+        )
+        captured = factory.Trait(
+            status=Status.CAPTURED,
+            amount_captured=factory.SelfAttribute("amount"),
+            authorized_at=factory.LazyFunction(timezone.now),
+            captured_at=factory.LazyFunction(timezone.now),
+            due_at=None,
+        )
+        processing = factory.Trait(
+            status=Status.PROCESSING,
+            card=factory.LazyFunction(lambda: card_details("400000", "0077")),
+            token__planned_outcome="processing>approved",
+            due_at=factory.LazyAttribute(lambda p: timezone.now() + datetime.timedelta(seconds=30)),
+        )
+        requires_action = factory.Trait(
+            status=Status.REQUIRES_ACTION,
+            card=factory.LazyFunction(lambda: card_details("400000", "3220")),
+            token__planned_outcome="requires_action>approved",
+        )

@@ -1,15 +1,5 @@
-import pytest
-from django.contrib.auth.models import User
-
 from accounts import keys
 from accounts.models import ApiKey
-
-
-@pytest.fixture
-def staff_client(client, db):
-    User.objects.create_superuser("support", "support@example.test", "pw")
-    client.login(username="support", password="pw")
-    return client
 
 
 def test_issuing_a_key_in_the_admin_shows_the_secret_once(staff_client, merchant):

@@ -1,0 +1,395 @@
+"""Benchmark: POST /v1/payments through the whole stack, against the durable floor.
+
+Starts the service (gunicorn, gthread) on PostgreSQL + Redis, pre-creates tokens, then drives
+`POST /v1/payments` (automatic capture, a fresh Idempotency-Key each) at fixed concurrencies
+from a second process, and reports payments/s, p50 and p99. In the same run it measures the
+durable floor: a raw psycopg loop writing the rows one payment writes (token taken, payment,
+two events), one transaction each, at the same concurrency. `--profile N` also profiles N
+payments in-process and prints where the time goes.
+
+    make bench                                   # every bench/bench_*.py
+    .venv/bin/python bench/bench_payments.py --seconds 5 --concurrency 1 8 32
+
+DATABASE_URL (a database it may drop and recreate) and REDIS_URL default to the local servers.
+"""
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from collections import Counter
+from http.client import HTTPConnection
+from multiprocessing import get_context
+from pathlib import Path
+
+import psycopg
+
+ROOT = Path(__file__).resolve().parent.parent
+PYTHON = str(ROOT / ".venv" / "bin" / "python")
+DEFAULT_DB = "postgres://postgres@127.0.0.1:5432/svc_bench"
+DEFAULT_REDIS = "redis://127.0.0.1:6379/13"
+
+
+def service_env(args) -> dict:
+    return {
+        **os.environ,
+        "DATABASE_URL": args.database_url,
+        "REDIS_URL": args.redis_url,
+        "DEBUG": "false",
+        "DJANGO_SECRET_KEY": "bench-secret-key",
+        "API_KEY_PEPPER": "bench-pepper",
+        "LOG_LEVEL": "WARNING",
+        "DATABASE_POOL_MAX": str(args.pool_max),
+        "DJANGO_SETTINGS_MODULE": "config.settings",
+        "PYTHONPATH": str(ROOT),
+    }
+
+
+def recreate_database(url: str) -> None:
+    base, _, name = url.rpartition("/")
+    with psycopg.connect(base + "/postgres", autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        conn.execute(f'CREATE DATABASE "{name}"')
+
+
+def manage(env: dict, *argv: str) -> str:
+    done = subprocess.run(
+        [PYTHON, "manage.py", *argv], cwd=ROOT, env=env, capture_output=True, text=True, check=True
+    )
+    return done.stdout
+
+
+SETUP_TOKENS = """
+import sys, django
+django.setup()
+from django.utils import timezone
+import datetime
+from accounts.models import Merchant
+from payments.models import Token
+from sandbox.services import card_fingerprint
+merchant = Merchant.objects.get(pk=sys.argv[1])
+now = timezone.now()
+fingerprint = card_fingerprint(merchant=merchant, number="4242424242424242")
+tokens = [Token(merchant=merchant, livemode=False, type="card", brand="visa", last4="4242",
+                bin="424242", exp_month=12, exp_year=2099, fingerprint=fingerprint,
+                planned_outcome="approved", created=now,
+                expires_at=now + datetime.timedelta(hours=2)) for _ in range(int(sys.argv[2]))]
+Token.objects.bulk_create(tokens, batch_size=2000)
+print("\\n".join(t.id for t in tokens))
+"""
+
+
+def create_tokens(env: dict, merchant_id: str, count: int) -> list[str]:
+    done = subprocess.run(
+        [PYTHON, "-c", SETUP_TOKENS, merchant_id, str(count)],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return done.stdout.split()
+
+
+def start_server(env: dict, args) -> subprocess.Popen:
+    server = subprocess.Popen(
+        [
+            str(ROOT / ".venv" / "bin" / "gunicorn"),
+            "config.wsgi:application",
+            "--bind",
+            f"127.0.0.1:{args.port}",
+            "--worker-class",
+            "gthread",
+            "--workers",
+            str(args.workers),
+            "--threads",
+            str(args.threads),
+            "--keep-alive",
+            "30",
+            "--log-level",
+            "warning",
+        ],
+        cwd=ROOT,
+        env=env,
+    )
+    for _ in range(100):
+        try:
+            conn = HTTPConnection("127.0.0.1", args.port, timeout=1)
+            conn.request("GET", "/v1/payments")
+            conn.getresponse().read()
+            return server
+        except OSError:
+            time.sleep(0.1)
+    server.terminate()
+    raise SystemExit("gunicorn did not start")
+
+
+# --- load (each measurement runs in a second process) -----------------------------------------
+
+
+def timed_loop(make_worker, tokens: list[str], concurrency: int, seconds: float):
+    """`concurrency` threads, each with its own `make_worker()` (its own connection), spend
+    tokens until time is up. -> (latencies, elapsed seconds)."""
+    queue, lock, latencies = list(tokens), threading.Lock(), []
+    deadline = time.perf_counter() + seconds
+
+    def run():
+        work, mine = make_worker(), []
+        while time.perf_counter() < deadline:
+            with lock:
+                token = queue.pop() if queue else None
+            if token is None:
+                break
+            started = time.perf_counter()
+            work(token)
+            mine.append(time.perf_counter() - started)
+        with lock:
+            latencies.extend(mine)
+
+    started = time.perf_counter()
+    threads = [threading.Thread(target=run) for _ in range(concurrency)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return latencies, time.perf_counter() - started
+
+
+def drive(port: int, secret: str, tokens: list[str], concurrency: int, seconds: float, out):
+    """POST /v1/payments over keep-alive connections, a fresh Idempotency-Key each."""
+    statuses: Counter = Counter()
+
+    def make_worker():
+        conn = HTTPConnection("127.0.0.1", port, timeout=30)
+
+        def pay(token):
+            body = {"amount": 1000, "currency": "eur", "reference": "bench",
+                    "payment_method": {"type": "card", "token": token}}  # fmt: skip
+            headers = {
+                "Authorization": f"Bearer {secret}",
+                "Content-Type": "application/json",
+                "Idempotency-Key": str(uuid.uuid4()),
+            }
+            conn.request("POST", "/v1/payments", json.dumps(body), headers)
+            response = conn.getresponse()
+            response.read()
+            statuses[response.status] += 1
+
+        return pay
+
+    out.put((*timed_loop(make_worker, tokens, concurrency, seconds), dict(statuses)))
+
+
+def run_in_second_process(target, *args):
+    context = get_context("spawn")
+    out = context.Queue()
+    process = context.Process(target=target, args=(*args, out))
+    process.start()
+    result = out.get()
+    process.join()
+    return result
+
+
+# --- the durable floor -----------------------------------------------------------------------
+
+FLOOR_SQL = (
+    "UPDATE payments_token SET used_at = now() WHERE id = %s AND used_at IS NULL",
+    """INSERT INTO payments_payment (id, merchant_id, livemode, status, amount, amount_captured,
+        amount_refunded, currency, reference, capture_method, method_type, card, method_details,
+        outcome, fees, metadata, created, authorized_at, captured_at, token_id)
+       VALUES (%s, %s, false, 'captured', 1000, 1000, 0, 'eur', 'bench', 'automatic', 'card',
+        %s, '{}', %s, %s, '{}', now(), now(), now(), %s)""",
+    """INSERT INTO events_event (id, merchant_id, livemode, type, api_version, resource_id, data,
+        created) VALUES (%s, %s, false, %s, '2026-08-19', %s, %s, now())""",
+)
+
+
+def floor(database_url: str, merchant_id: str, tokens, concurrency, seconds, payload, out):
+    """The same rows as one payment, one transaction each, on raw psycopg connections."""
+    sys.path.insert(0, str(ROOT))
+    from api.ids import new_id  # the same id generator, so index behaviour matches
+
+    card, outcome, fees, event = (
+        json.dumps(payload[key]) for key in ("card", "outcome", "fees", "event")
+    )
+
+    def make_worker():
+        conn = psycopg.connect(database_url)
+
+        def pay(token):
+            payment_id = new_id("pay")
+            with conn.transaction():
+                conn.execute(FLOOR_SQL[0], (token,))
+                conn.execute(FLOOR_SQL[1], (payment_id, merchant_id, card, outcome, fees, token))
+                for event_type in ("payment.created", "payment.captured"):
+                    conn.execute(
+                        FLOOR_SQL[2], (new_id("evt"), merchant_id, event_type, payment_id, event)
+                    )
+
+        return pay
+
+    out.put((*timed_loop(make_worker, tokens, concurrency, seconds), {}))
+
+
+def summary(latencies: list[float], elapsed: float) -> tuple[float, float, float]:
+    ordered = sorted(latencies)
+    p99 = ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))] if ordered else 0.0
+    median = statistics.median(ordered) if ordered else 0.0
+    return len(ordered) / elapsed, median * 1000, p99 * 1000
+
+
+def sample_payload(port: int, secret: str, token: str) -> dict:
+    """One real payment's JSON columns, so the floor writes rows of the same size."""
+    conn = HTTPConnection("127.0.0.1", port, timeout=30)
+    body = {"amount": 1000, "currency": "eur", "reference": "bench",
+            "payment_method": {"type": "card", "token": token}}  # fmt: skip
+    conn.request("POST", "/v1/payments", json.dumps(body), {"Authorization": f"Bearer {secret}"})
+    payment = json.loads(conn.getresponse().read())
+    return {
+        "card": payment["method"]["card"],
+        "outcome": payment["outcome"],
+        "fees": payment["fees"],
+        "event": {"object": payment, "previous_attributes": {}},
+    }
+
+
+def component(filename: str) -> str:
+    """A profiled function's file -> the part of the stack it belongs to."""
+    if "site-packages/" in filename:
+        return filename.split("site-packages/")[1].split("/")[0]
+    if str(ROOT) in filename:
+        return "ours: " + filename.split(str(ROOT) + "/")[1].split("/")[0]
+    return "stdlib/builtins"
+
+
+def profile_in_process(secret: str, tokens: list[str]) -> None:
+    """Where one payment's time goes: SQL wall time, then own CPU time by component.
+
+    Runs in its own process (`bench_payments.py _profile`), so Django is imported here.
+    """
+    import cProfile
+    import pstats
+
+    import django
+
+    django.setup()
+    from django.db import connection
+    from django.test import Client
+
+    client = Client(HTTP_AUTHORIZATION=f"Bearer {secret}", SERVER_NAME="127.0.0.1")
+
+    def post(token):
+        body = {"amount": 1000, "currency": "eur", "reference": "bench",
+                "payment_method": {"type": "card", "token": token}}  # fmt: skip
+        client.post("/v1/payments", json.dumps(body), content_type="application/json")
+
+    warm, measured = tokens[:20], tokens[20:]
+    for token in warm:
+        post(token)
+    sql = {"seconds": 0.0, "queries": 0}
+
+    def timed_sql(execute, *args):
+        started = time.perf_counter()
+        try:
+            return execute(*args)
+        finally:
+            sql["seconds"] += time.perf_counter() - started
+            sql["queries"] += 1
+
+    started = time.perf_counter()
+    with connection.execute_wrapper(timed_sql):
+        for token in measured[: len(measured) // 2]:
+            post(token)
+    count = len(measured) // 2
+    total = (time.perf_counter() - started) / count * 1000
+    print(f"in-process, no profiler: {total:.2f} ms per payment, of which SQL (wall) "
+          f"{sql['seconds'] / count * 1000:.2f} ms in {sql['queries'] / count:.1f} statements "
+          "(+ BEGIN/COMMIT)")  # fmt: skip
+    profiler = cProfile.Profile()
+    profiler.enable()
+    for token in measured[count:]:
+        post(token)
+    profiler.disable()
+    own = Counter()
+    for (filename, _, _), (_, _, tottime, _, _) in pstats.Stats(profiler).stats.items():
+        own[component(filename)] += tottime
+    whole = sum(own.values())
+    print("own time by component, under cProfile (inflated, for proportions):")
+    for name, seconds in own.most_common(10):
+        print(f"  {seconds / whole:6.1%}  {name}")
+
+
+def profile(env, secret, tokens):
+    subprocess.run([PYTHON, __file__, "_profile", secret, *tokens], cwd=ROOT, env=env, check=True)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--database-url", default=os.environ.get("BENCH_DATABASE_URL", DEFAULT_DB))
+    parser.add_argument("--redis-url", default=os.environ.get("BENCH_REDIS_URL", DEFAULT_REDIS))
+    parser.add_argument("--concurrency", type=int, nargs="+", default=[1, 8, 32])
+    parser.add_argument("--seconds", type=float, default=5.0)
+    parser.add_argument("--workers", type=int, default=2)  # as the Procfile
+    parser.add_argument("--threads", type=int, default=4)
+    parser.add_argument("--pool-max", type=int, default=8)
+    parser.add_argument("--port", type=int, default=8765)
+    parser.add_argument("--tokens", type=int, default=6000, help="per concurrency level")
+    parser.add_argument("--profile", type=int, default=300, help="profile N payments (0: skip)")
+    args = parser.parse_args()
+
+    env = service_env(args)
+    recreate_database(args.database_url)
+    manage(env, "migrate", "--noinput")
+    account = json.loads(
+        manage(env, "create_merchant", "--name", "Bench", "--email", "b@x.test", "--json")
+    )
+    merchant_id, secret = account["id"], account["keys"]["test"]["secret"]
+
+    server = start_server(env, args)
+    try:
+        print(f"gunicorn gthread: {args.workers} workers x {args.threads} threads; "
+              f"{args.seconds:.0f} s per level; PostgreSQL + Redis")  # fmt: skip
+        payload = sample_payload(args.port, secret, create_tokens(env, merchant_id, 1)[0])
+        print(f"{'clients':>7} | {'stack pay/s':>11} {'p50 ms':>7} {'p99 ms':>7} | "
+              f"{'floor pay/s':>11} {'p50 ms':>7} {'p99 ms':>7} | ratio")  # fmt: skip
+        for concurrency in args.concurrency:
+            tokens = create_tokens(env, merchant_id, args.tokens)
+            latencies, elapsed, statuses = run_in_second_process(
+                drive, args.port, secret, tokens, concurrency, args.seconds
+            )
+            if set(statuses) != {201}:
+                print(f"  unexpected statuses: {statuses}")
+            stack = summary(latencies, elapsed)
+            floor_tokens = create_tokens(env, merchant_id, args.tokens * 3)
+            floor_result = run_in_second_process(
+                floor,
+                args.database_url,
+                merchant_id,
+                floor_tokens,
+                concurrency,
+                args.seconds,
+                payload,
+            )
+            base = summary(*floor_result[:2])
+            row = f"{concurrency:>7} | {stack[0]:>11.0f} {stack[1]:>7.1f} {stack[2]:>7.1f} | "
+            print(
+                row + f"{base[0]:>11.0f} {base[1]:>7.1f} {base[2]:>7.1f} | {stack[0] / base[0]:.2f}"
+            )
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+    if args.profile:
+        profile(env, secret, create_tokens(env, merchant_id, args.profile + 20))
+
+
+if __name__ == "__main__":
+    if sys.argv[1:2] == ["_profile"]:
+        sys.path.insert(0, str(ROOT))
+        profile_in_process(sys.argv[2], sys.argv[3:])
+    else:
+        main()

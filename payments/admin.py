@@ -1,0 +1,62 @@
+"""Support staff read payments here; nothing is edited by hand (status changes only through
+payments.services)."""
+
+import json
+
+from django.contrib import admin
+from django.utils.html import format_html, format_html_join
+
+from payments.models import Payment
+from payments.selectors import payment_events
+
+
+class ReadOnlyAdmin(admin.ModelAdmin):
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(Payment)
+class PaymentAdmin(ReadOnlyAdmin):
+    list_display = (
+        "id",
+        "merchant",
+        "status",
+        "amount",
+        "currency",
+        "method_type",
+        "reference",
+        "livemode",
+        "created",
+    )
+    list_filter = ("status", "currency", "method_type", "livemode")
+    search_fields = ("=id", "reference")
+    list_select_related = ("merchant",)
+    show_full_result_count = False  # no COUNT(*) over a large table on every page
+    readonly_fields = ("events",)
+
+    @admin.display(description="Events (oldest first)")
+    def events(self, payment: Payment):
+        rows = format_html_join(
+            "",
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td><code>{}</code></td></tr>",
+            (
+                (
+                    event.id,
+                    event.type,
+                    event.created.strftime("%Y-%m-%d %H:%M:%S"),
+                    json.dumps(event.data.get("previous_attributes", {}), sort_keys=True),
+                )
+                for event in payment_events(payment)
+            ),
+        )
+        return format_html(
+            "<table><thead><tr><th>id</th><th>type</th><th>created</th>"
+            "<th>previous attributes</th></tr></thead><tbody>{}</tbody></table>",
+            rows,
+        )

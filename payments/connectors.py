@@ -1,0 +1,91 @@
+"""The connector interface: how payments talks to whatever authorises a card.
+
+payments knows only this interface. Which implementation serves a mode is a setting,
+`PAYMENT_CONNECTORS = {"test": "<dotted path>", "live": "<dotted path>"}`, so the sandbox's
+simulator plugs in from above without payments importing it (ARCHITECTURE.md "Rooms").
+"""
+
+import datetime
+from dataclasses import dataclass, field
+from enum import StrEnum
+from functools import cache
+
+from django.conf import settings
+from django.utils.module_loading import import_string
+
+from api.errors import ProcessingFailed
+from payments.methods import Method
+
+
+class Result(StrEnum):
+    APPROVED = "approved"
+    DECLINED = "declined"
+    FAILED = "failed"
+    REQUIRES_ACTION = "requires_action"
+    PROCESSING = "processing"
+
+
+@dataclass(frozen=True)
+class Authorisation:
+    """A connector's answer to an authorisation attempt, in terms the status machine knows."""
+
+    result: Result
+    outcome: dict = field(default_factory=dict)  # keys of Payment.outcome; missing ones stay null
+    redirect_url: str | None = None  # with REQUIRES_ACTION: where the payer is sent
+    resolve_after: datetime.timedelta | None = None  # with PROCESSING: when to ask again
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """A capture or void the processor refused (the payment keeps its status)."""
+
+    reason: str
+
+
+class Connector:
+    """Implementations answer for one mode. Each call may raise a ServiceError (for example
+    `connector_http_error`) to say the processor could not be asked; nothing is then written.
+    `payment` is the Payment row (unsaved during create: its id is already assigned).
+    """
+
+    def supports(self, *, method: Method, currency: str) -> bool:
+        raise NotImplementedError
+
+    def authorise(self, *, payment, token) -> Authorisation:
+        raise NotImplementedError
+
+    def complete_action(self, *, payment, details: dict) -> Authorisation:
+        """The payer came back from the challenge or redirect; `details` says what happened."""
+        raise NotImplementedError
+
+    def resolve(self, *, payment) -> Authorisation:
+        """A processing payment is due: the settled outcome."""
+        raise NotImplementedError
+
+    def capture(self, *, payment, amount: int) -> Refusal | None:
+        raise NotImplementedError
+
+    def void(self, *, payment) -> Refusal | None:
+        raise NotImplementedError
+
+
+@cache
+def _load(path: str) -> Connector:
+    return import_string(path)()
+
+
+def connector_for(*, livemode: bool) -> Connector | None:
+    path = settings.PAYMENT_CONNECTORS.get("live" if livemode else "test")
+    return _load(path) if path else None
+
+
+def route(*, livemode: bool, method: Method, currency: str) -> Connector:
+    """The connector that serves this method and currency, or 422 `no_route`."""
+    connector = connector_for(livemode=livemode)
+    if connector is None or not connector.supports(method=method, currency=currency):
+        mode = "live" if livemode else "test"
+        raise ProcessingFailed(
+            f"No connector serves {method.name} in {currency} in {mode} mode on this account.",
+            code="no_route",
+        )
+    return connector

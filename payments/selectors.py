@@ -1,0 +1,35 @@
+"""Reads shared by views, admin and tasks."""
+
+from django.utils import timezone
+
+from api.errors import not_found
+from events.models import Event
+from payments.models import Payment
+from payments.states import Status
+
+
+def payment_get(*, merchant, livemode: bool, payment_id: str) -> Payment:
+    """The merchant's payment in this mode, or 404 (another merchant's is indistinguishable)."""
+    payment = Payment.objects.filter(merchant=merchant, livemode=livemode, pk=payment_id).first()
+    if payment is None:
+        raise not_found("payment")
+    return payment
+
+
+def payment_list(*, merchant, livemode: bool, filters: dict):
+    return Payment.objects.filter(merchant=merchant, livemode=livemode, **filters)
+
+
+def due_payment_ids(*, statuses: tuple[Status, ...], limit: int) -> list[str]:
+    """Ids of payments in `statuses` whose time has come, oldest deadline first."""
+    return list(
+        Payment.objects.filter(status__in=statuses, due_at__lte=timezone.now())
+        .order_by("due_at")
+        .values_list("pk", flat=True)[:limit]
+    )
+
+
+def payment_events(payment: Payment):
+    return Event.objects.filter(
+        merchant_id=payment.merchant_id, livemode=payment.livemode, resource_id=payment.pk
+    ).order_by("id")

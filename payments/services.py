@@ -1,0 +1,365 @@
+"""Writes for payments. Every status change goes through `_change`: one transaction that locks
+the row, checks the transition against payments.states, writes the new state and emits its
+event (spec "States and transitions": a status a client can read has produced its event).
+
+Connector calls that authorise (create, confirm) run before the transaction, so the
+`_svc_test_latency_ms` delay or a slow processor never holds a row lock; capture, void, payer
+action and resolution ask the connector under the row lock, so two of them can never both
+reach the processor for one payment (docs/payments.md "Concurrency").
+"""
+
+import datetime
+from collections.abc import Callable
+
+from django.db import transaction
+from django.utils import timezone
+
+from accounts.models import Merchant
+from api.errors import ProcessingFailed, ServiceError, ValidationFailed
+from events.services import emit
+from payments.connectors import Authorisation, Connector, Result, route
+from payments.fees import fees_for, parse_schedule
+from payments.methods import Method, get_method
+from payments.models import Payment, empty_outcome
+from payments.serializers import payment_to_dict
+from payments.states import LIFETIMES, STATUS_EVENTS, Status, Trigger, check_transition
+from payments.tokens import card_of, token_release, token_take
+
+AUTOMATIC = Payment.CaptureMethod.AUTOMATIC
+
+
+def _authorise(*, connector: Connector, payment: Payment, method: Method, token_id: str):
+    """Take the token and ask the connector. If the connector could not be asked (it raised),
+    nothing was processed: the token is released and the error goes to the client."""
+    token = token_take(
+        merchant=payment.merchant, livemode=payment.livemode, token_id=token_id, method=method
+    )
+    payment.token = token
+    payment.card = card_of(token, method)
+    try:
+        return connector.authorise(payment=payment, token=token)
+    except ServiceError:
+        token_release(token)
+        raise
+
+
+# --- applying results ------------------------------------------------------------------------
+
+
+def _enter(payment: Payment, status: Status, now: datetime.datetime) -> None:
+    payment.status = status
+    lifetime = LIFETIMES.get(status)
+    payment.due_at = now + lifetime if lifetime else None
+    if status != Status.REQUIRES_ACTION:
+        payment.next_action = None
+
+
+def _take_capture(payment: Payment, amount: int, now: datetime.datetime) -> None:
+    """Captured: amount taken, and fees snapshotted once (never recalculated)."""
+    payment.amount_captured = amount
+    payment.captured_at = now
+    payment.fees = fees_for(
+        pricing=payment.merchant.pricing,
+        amount=amount,
+        currency=payment.currency,
+        brand=(payment.card or {}).get("brand"),
+    )
+
+
+def _take_authorisation(payment: Payment, auth: Authorisation, now: datetime.datetime) -> Status:
+    """Write a connector's answer onto the payment; -> the status it lands in."""
+    payment.outcome = {**empty_outcome(), **auth.outcome}
+    if auth.result == Result.APPROVED:
+        payment.authorized_at = now
+        if payment.capture_method == AUTOMATIC:
+            _take_capture(payment, payment.amount, now)
+            status = Status.CAPTURED
+        else:
+            status = Status.AUTHORIZED
+    else:
+        status = Status(auth.result)
+    _enter(payment, status, now)
+    if status == Status.REQUIRES_ACTION:
+        payment.next_action = {
+            "type": "redirect",
+            "redirect": {"url": auth.redirect_url, "return_url": payment.return_url},
+        }
+    if status == Status.PROCESSING:
+        payment.due_at = now + auth.resolve_after
+    return status
+
+
+def _status_event(payment: Payment) -> str | None:
+    if payment.status == Status.CAPTURED and payment.amount_captured < payment.amount:
+        return "payment.partially_captured"
+    return STATUS_EVENTS.get(payment.status)
+
+
+def _emit(payment: Payment, event_type: str, before: dict | None, api_version: str | None):
+    after = payment_to_dict(payment)
+    previous = {}
+    if before is not None:
+        keys = after.keys() | before.keys()
+        previous = {key: before.get(key) for key in keys if before.get(key) != after.get(key)}
+    emit(
+        merchant=payment.merchant,
+        livemode=payment.livemode,
+        type=event_type,
+        obj=after,
+        previous_attributes=previous,
+        api_version=api_version,
+    )
+
+
+def _lock(payment: Payment) -> Payment:
+    return (
+        Payment.objects.select_for_update(of=("self",))
+        .select_related("merchant")
+        .get(pk=payment.pk)
+    )
+
+
+def _change(
+    payment: Payment,
+    trigger: Trigger,
+    apply: Callable[[Payment, datetime.datetime], Status],
+    *,
+    api_version: str | None,
+    refusal_event: str | None = None,
+) -> Payment:
+    """The one way a status changes: lock, check, write, emit, in one transaction.
+
+    `apply(locked, now)` runs under the lock, writes the new state onto the row and returns
+    its status; it may raise to refuse (nothing is written). Returning the status unchanged
+    records a refusal the spec reports as an event (`refusal_event`) rather than a rollback.
+    """
+    with transaction.atomic():
+        locked = _lock(payment)
+        check_transition(locked.status, trigger)
+        before = payment_to_dict(locked)
+        target = apply(locked, timezone.now())
+        if target == before["status"] and refusal_event:
+            _emit(locked, refusal_event, before, api_version)
+            return locked
+        check_transition(before["status"], trigger, target)
+        locked.save()
+        _emit(locked, _status_event(locked), before, api_version)
+    return locked
+
+
+# --- create and confirm ----------------------------------------------------------------------
+
+
+def _check_account(merchant: Merchant, amount: int) -> None:
+    """Before anything is spent: the per-transaction limit, and a pricing schedule that fees
+    can be computed from (a malformed one is an operator fault: 500, nothing processed)."""
+    parse_schedule(merchant.pricing)
+    if merchant.transaction_limit is not None and amount > merchant.transaction_limit:
+        raise ProcessingFailed(
+            f"The amount {amount} is above this account's per-transaction limit "
+            f"of {merchant.transaction_limit}.",
+            code="amount_above_limit",
+        )
+
+
+def payment_create(
+    *,
+    merchant: Merchant,
+    livemode: bool,
+    amount: int,
+    currency: str,
+    reference: str,
+    method_type: str,
+    token_id: str | None = None,
+    capture_method: str = AUTOMATIC,
+    description: str | None = None,
+    customer: dict | None = None,
+    return_url: str | None = None,
+    statement_descriptor: str | None = None,
+    metadata: dict | None = None,
+    api_version: str | None = None,
+) -> Payment:
+    """Create a payment; with a token it is authorised (and maybe captured) in the same call.
+
+    A decline or a processing failure is a payment too: it is committed with its events and
+    returned; the caller reports it by HTTP status (spec "POST /v1/payments").
+    """
+    method = get_method(method_type)
+    _check_account(merchant, amount)
+    connector = route(livemode=livemode, method=method, currency=currency)
+    payment = Payment(
+        merchant=merchant,
+        livemode=livemode,
+        amount=amount,
+        currency=currency,
+        reference=reference,
+        description=description,
+        capture_method=capture_method,
+        method_type=method.name,
+        customer=(customer or {}).get("id"),
+        customer_details=customer or None,
+        return_url=return_url,
+        statement_descriptor=statement_descriptor,
+        metadata=metadata or {},
+    )
+    auth = None
+    if token_id is not None:
+        auth = _authorise(connector=connector, payment=payment, method=method, token_id=token_id)
+    now = timezone.now()
+    payment.created = now
+    with transaction.atomic():
+        if auth is None:
+            target = Status.PENDING
+            _enter(payment, target, now)
+        else:
+            target = _take_authorisation(payment, auth, now)
+        check_transition(None, Trigger.CREATE, target)
+        payment.save(force_insert=True)
+        # payment.created for every new payment, then the event of the status it landed in.
+        _emit(payment, "payment.created", None, api_version)
+        if status_event := _status_event(payment):
+            _emit(payment, status_event, None, api_version)
+    return payment
+
+
+def payment_confirm(
+    *, payment: Payment, method_type: str, token_id: str, api_version: str | None = None
+) -> Payment:
+    """Attach a token to a pending payment and authorise it (the two-step flow)."""
+    check_transition(payment.status, Trigger.CONFIRM)  # before the token is spent
+    method = get_method(method_type)
+    if method.name != payment.method_type:
+        raise ValidationFailed(
+            f"This payment was created for {payment.method_type}, not {method.name}.",
+            param="payment_method.type",
+        )
+    connector = route(livemode=payment.livemode, method=method, currency=payment.currency)
+    auth = _authorise(connector=connector, payment=payment, method=method, token_id=token_id)
+
+    def apply(locked: Payment, now: datetime.datetime) -> Status:
+        locked.token, locked.card = payment.token, payment.card
+        return _take_authorisation(locked, auth, now)
+
+    return _change(payment, Trigger.CONFIRM, apply, api_version=api_version)
+
+
+# --- after authorisation ---------------------------------------------------------------------
+
+
+def _connector_of(payment: Payment) -> Connector:
+    method = get_method(payment.method_type)
+    return route(livemode=payment.livemode, method=method, currency=payment.currency)
+
+
+def payment_complete_action(
+    *, payment: Payment, details: dict, api_version: str | None = None
+) -> Payment:
+    """The payer finished (or abandoned) the challenge; `details` go to the connector."""
+
+    def apply(locked: Payment, now: datetime.datetime) -> Status:
+        auth = _connector_of(locked).complete_action(payment=locked, details=details)
+        return _take_authorisation(locked, auth, now)
+
+    return _change(payment, Trigger.PAYER_ACTION, apply, api_version=api_version)
+
+
+def payment_resolve(*, payment: Payment, api_version: str | None = None) -> Payment:
+    """Settle a processing payment now (sandbox advance, a read after its time, beat)."""
+
+    def apply(locked: Payment, now: datetime.datetime) -> Status:
+        return _take_authorisation(locked, _connector_of(locked).resolve(payment=locked), now)
+
+    return _change(payment, Trigger.RESOLVE, apply, api_version=api_version)
+
+
+def payment_resolve_if_due(*, payment: Payment, api_version: str | None = None) -> Payment:
+    """Resolve a processing payment whose time has come; anything else is returned as is.
+
+    Idempotent: a payment resolved meanwhile (by advance, a read or beat) is left alone.
+    """
+    if payment.status != Status.PROCESSING or not payment.due_at or payment.due_at > timezone.now():
+        return payment
+    try:
+        return payment_resolve(payment=payment, api_version=api_version)
+    except ProcessingFailed as exc:
+        if exc.code != "payment_not_advanceable":
+            raise
+        payment.refresh_from_db()
+        return payment
+
+
+def payment_capture(
+    *, payment: Payment, amount: int | None = None, api_version: str | None = None
+) -> Payment:
+    """Capture all of an authorisation, or once a part of it (the rest is released).
+
+    A refused capture leaves the payment authorized, emits `payment.capture_failed` and is
+    422 `capture_failed`.
+    """
+    refused = []
+
+    def apply(locked: Payment, now: datetime.datetime) -> Status:
+        to_capture = locked.amount if amount is None else amount
+        if to_capture > locked.amount:
+            raise ValidationFailed(
+                f"amount {to_capture} is above the authorised amount {locked.amount}.",
+                param="amount",
+            )
+        refusal = _connector_of(locked).capture(payment=locked, amount=to_capture)
+        if refusal is not None:
+            refused.append(refusal)
+            return Status.AUTHORIZED
+        _take_capture(locked, to_capture, now)
+        _enter(locked, Status.CAPTURED, now)
+        return Status.CAPTURED
+
+    payment = _change(
+        payment,
+        Trigger.CAPTURE,
+        apply,
+        api_version=api_version,
+        refusal_event="payment.capture_failed",
+    )
+    if refused:
+        raise ProcessingFailed(
+            f"The capture of {payment.id} was refused: {refused[0].reason} "
+            "The payment stays authorized.",
+            code="capture_failed",
+        )
+    return payment
+
+
+def payment_cancel(*, payment: Payment, api_version: str | None = None) -> Payment:
+    """Void an authorisation, or cancel a payment still waiting (pending, requires_action)."""
+
+    def apply(locked: Payment, now: datetime.datetime) -> Status:
+        if locked.status == Status.AUTHORIZED:
+            refusal = _connector_of(locked).void(payment=locked)
+            if refusal is not None:
+                raise ProcessingFailed(
+                    f"The void of {locked.id} was refused: {refusal.reason} "
+                    f"The payment stays {locked.status}.",
+                    code="void_failed",
+                )
+        locked.canceled_at = now
+        _enter(locked, Status.CANCELED, now)
+        return Status.CANCELED
+
+    return _change(payment, Trigger.CANCEL, apply, api_version=api_version)
+
+
+def payment_expire(*, payment: Payment) -> Payment:
+    """Expire a payment whose lifetime has elapsed; idempotent (beat may run twice)."""
+
+    def apply(locked: Payment, now: datetime.datetime) -> Status:
+        if locked.due_at is None or locked.due_at > now:
+            raise ProcessingFailed("Not due yet.", code="payment_not_expirable")
+        _enter(locked, Status.EXPIRED, now)
+        return Status.EXPIRED
+
+    try:
+        return _change(payment, Trigger.EXPIRE, apply, api_version=None)
+    except ProcessingFailed:
+        # Moved on meanwhile (confirmed, captured, canceled) or not due: nothing to do.
+        payment.refresh_from_db()
+        return payment

@@ -1,0 +1,50 @@
+"""Beat tasks: find the payments whose time has come and hand each to its service.
+
+Safe to run twice or concurrently: every service call re-checks the payment under its row
+lock, so a payment moved on meanwhile is left alone. Work is taken in batches (oldest deadline
+first) so one run never holds a huge result set; a run stops after MAX_BATCHES and the next
+tick carries on.
+"""
+
+import logging
+
+from celery import shared_task
+
+from api.errors import ServiceError
+from payments import selectors, services
+from payments.models import Payment
+from payments.states import LIFETIMES, Status
+
+BATCH_SIZE = 200
+MAX_BATCHES = 10
+
+log = logging.getLogger(__name__)
+
+
+def _sweep(statuses: tuple[Status, ...], handle) -> int:
+    done = 0
+    for _ in range(MAX_BATCHES):
+        due = selectors.due_payment_ids(statuses=statuses, limit=BATCH_SIZE)
+        for payment in Payment.objects.filter(pk__in=due):
+            try:
+                handle(payment=payment)
+            except ServiceError as exc:
+                # One payment the connector cannot serve (e.g. no route any more) must not
+                # stop the sweep for every other payment; it stays due and is logged.
+                log.error("could not move %s on: %s (%s)", payment.pk, exc.message, exc.code)
+        done += len(due)
+        if len(due) < BATCH_SIZE:
+            break
+    return done
+
+
+@shared_task
+def resolve_due_payments() -> int:
+    """processing past its resolve time -> its settled outcome."""
+    return _sweep((Status.PROCESSING,), services.payment_resolve_if_due)
+
+
+@shared_task
+def expire_due_payments() -> int:
+    """pending / requires_action after 1 hour, authorized after 7 days -> expired."""
+    return _sweep(tuple(LIFETIMES), services.payment_expire)

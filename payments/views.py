@@ -1,0 +1,119 @@
+"""Payments endpoints (spec "Endpoints > Payments"): thin views over payments.services."""
+
+from rest_framework.response import Response
+
+from api.errors import CardDeclined, ProcessingFailed
+from api.views import ServiceAPIView
+from payments import selectors, services
+from payments.models import Payment
+from payments.serializers import (
+    CaptureInput,
+    PaymentConfirmInput,
+    PaymentCreateInput,
+    parse_list_filters,
+    payment_to_dict,
+)
+from payments.states import Status
+
+
+def raise_for_outcome(payment: Payment) -> None:
+    """The HTTP status carries the outcome: a committed decline is 402, a failure 422."""
+    outcome = payment.outcome
+    if payment.status == Status.DECLINED:
+        softness = (
+            "soft: a retry may succeed" if outcome["decline_is_soft"] else "hard: do not retry"
+        )
+        raise CardDeclined(
+            f"The card was declined ({outcome['decline_code']}, {softness}). "
+            f"Payment {payment.id} is declined.",
+            decline_code=outcome["decline_code"],
+        )
+    if payment.status == Status.FAILED:
+        raise ProcessingFailed(
+            f"The payment could not be processed. Payment {payment.id} is failed.",
+            code="payment_failed",
+        )
+
+
+def validated(serializer_class, data) -> dict:
+    serializer = serializer_class(data=data)
+    serializer.is_valid(raise_exception=True)
+    return serializer.validated_data
+
+
+class PaymentMixin:
+    def payment(self, request, payment_id: str) -> Payment:
+        return selectors.payment_get(
+            merchant=request.merchant, livemode=request.livemode, payment_id=payment_id
+        )
+
+
+class PaymentListCreate(PaymentMixin, ServiceAPIView):
+    def post(self, request):
+        data = validated(PaymentCreateInput, request.data)
+        method = data.pop("payment_method")
+        payment = services.payment_create(
+            merchant=request.merchant,
+            livemode=request.livemode,
+            method_type=method["type"],
+            token_id=method.get("token"),
+            api_version=request.api_version,
+            **data,
+        )
+        raise_for_outcome(payment)
+        return Response(payment_to_dict(payment), status=201)
+
+    def get(self, request):
+        payments = selectors.payment_list(
+            merchant=request.merchant,
+            livemode=request.livemode,
+            filters=parse_list_filters(request.query_params),
+        )
+
+        def render(payment):
+            # A processing payment past its resolve time is settled before anyone sees it.
+            return payment_to_dict(
+                services.payment_resolve_if_due(payment=payment, api_version=request.api_version)
+            )
+
+        return Response(self.paginated(payments, id_prefix="pay", serialize=render))
+
+
+class PaymentDetail(PaymentMixin, ServiceAPIView):
+    def get(self, request, payment_id):
+        payment = services.payment_resolve_if_due(
+            payment=self.payment(request, payment_id), api_version=request.api_version
+        )
+        return Response(payment_to_dict(payment))
+
+
+class PaymentConfirm(PaymentMixin, ServiceAPIView):
+    def post(self, request, payment_id):
+        method = validated(PaymentConfirmInput, request.data)["payment_method"]
+        payment = services.payment_confirm(
+            payment=self.payment(request, payment_id),
+            method_type=method["type"],
+            token_id=method["token"],
+            api_version=request.api_version,
+        )
+        raise_for_outcome(payment)
+        return Response(payment_to_dict(payment))
+
+
+class PaymentCapture(PaymentMixin, ServiceAPIView):
+    def post(self, request, payment_id):
+        data = validated(CaptureInput, request.data)
+        payment = services.payment_capture(
+            payment=self.payment(request, payment_id),
+            amount=data.get("amount"),
+            api_version=request.api_version,
+        )
+        return Response(payment_to_dict(payment))
+
+
+class PaymentCancel(PaymentMixin, ServiceAPIView):
+    def post(self, request, payment_id):
+        payment = services.payment_cancel(
+            payment=self.payment(request, payment_id), api_version=request.api_version
+        )
+        return Response(payment_to_dict(payment))

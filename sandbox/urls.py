@@ -1,0 +1,10 @@
+from django.urls import path
+
+from sandbox import views
+
+urlpatterns = [
+    path("v1/sandbox/tokens", views.TokenCreate.as_view()),
+    path("v1/sandbox/test-cards", views.TestCardList.as_view()),
+    path("v1/sandbox/advance/<str:payment_id>", views.Advance.as_view()),
+    path("sandbox/challenge/<str:session_id>", views.ChallengePage.as_view()),
+]

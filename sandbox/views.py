@@ -1,0 +1,134 @@
+"""Test-mode endpoints (spec "Test-mode endpoints") and the simulated challenge page."""
+
+from django.http import HttpResponseRedirect
+from django.shortcuts import render
+from django.views import View
+from rest_framework import serializers
+from rest_framework.response import Response
+
+from api.errors import NotFound, ProcessingFailed
+from api.pagination import list_envelope
+from api.views import ServiceAPIView
+from payments.models import Token
+from payments.selectors import payment_get
+from payments.serializers import StrictCharField, payment_to_dict, token_to_dict
+from payments.services import payment_resolve
+from payments.states import Status
+from sandbox import overrides
+from sandbox.cards import CARDS
+from sandbox.services import challenge_answer, challenge_open, token_create
+
+
+class TokenInput(serializers.Serializer):
+    type = serializers.ChoiceField(choices=Token.Type.choices, default=Token.Type.CARD)
+    number = StrictCharField(max_length=64)
+    exp_month = serializers.IntegerField(min_value=1, max_value=12)
+    exp_year = serializers.IntegerField(min_value=0, max_value=9999)
+    cvc = serializers.RegexField(
+        r"^[0-9]{3,4}$", error_messages={"invalid": "Must be 3 or 4 digits."}
+    )
+    name = StrictCharField(required=False, allow_null=True, max_length=200)
+
+    def validate_exp_year(self, value):
+        return value + 2000 if value < 100 else value  # "27" means 2027
+
+
+class TokenCreate(ServiceAPIView):
+    allow_publishable_key = True
+    test_mode_only = True
+    accepts_card_data = True
+    ignores_idempotency_key = True
+
+    def post(self, request):
+        body = TokenInput(data=request.data)
+        body.is_valid(raise_exception=True)
+        data = body.validated_data
+        # The cvc and the name are checked, then dropped: nothing needs them after this call.
+        token = token_create(
+            merchant=request.merchant,
+            livemode=request.livemode,
+            type=data["type"],
+            number=data["number"],
+            exp_month=data["exp_month"],
+            exp_year=data["exp_year"],
+        )
+        return Response(token_to_dict(token), status=201)
+
+
+class TestCardList(ServiceAPIView):
+    allow_publishable_key = True
+    test_mode_only = True
+
+    def get(self, request):
+        return Response(
+            list_envelope(
+                [card.as_listed() for card in CARDS],
+                has_more=False,
+                next_cursor=None,
+                metadata_overrides=overrides.DESCRIPTIONS,
+            )
+        )
+
+
+class Advance(ServiceAPIView):
+    test_mode_only = True
+
+    def post(self, request, payment_id):
+        payment = payment_get(
+            merchant=request.merchant, livemode=request.livemode, payment_id=payment_id
+        )
+        return Response(
+            payment_to_dict(payment_resolve(payment=payment, api_version=request.api_version))
+        )
+
+
+CHALLENGE_ACTIONS = ("approve", "decline", "timeout")
+
+
+class ChallengePage(View):
+    """The payer's side of a simulated 3-D Secure challenge: a plain HTML page, no API key.
+
+    The session id in the URL is the credential (256 random bits, single use, one payment);
+    the form carries Django's CSRF token since we serve the form ourselves.
+    """
+
+    template_name = "sandbox/challenge.html"
+
+    def dispatch(self, request, *args, **kwargs):
+        response = super().dispatch(request, *args, **kwargs)
+        # The URL is the credential: keep it out of caches and out of the Referer the
+        # merchant's return page would otherwise receive.
+        response["Cache-Control"] = "no-store"
+        response["Referrer-Policy"] = "no-referrer"
+        return response
+
+    def get(self, request, session_id):
+        try:
+            session, payment = challenge_open(session_id=session_id)
+        except NotFound:
+            return self.page(request, status=404, state="gone")
+        if payment.status != Status.REQUIRES_ACTION:
+            return self.page(request, status=410, state="gone")
+        return self.page(request, status=200, state="open", payment=payment)
+
+    def post(self, request, session_id):
+        action = request.POST.get("action")
+        if action not in CHALLENGE_ACTIONS:
+            return self.page(request, status=400, state="bad_action")
+        try:
+            payment = challenge_answer(session_id=session_id, action=action)
+        except NotFound:
+            return self.page(request, status=404, state="gone")
+        except ProcessingFailed:
+            return self.page(request, status=410, state="gone")  # canceled or expired meanwhile
+        if payment.return_url:
+            return HttpResponseRedirect(payment.return_url, status=303)
+        return self.page(request, status=200, state="done", payment=payment)
+
+    def page(self, request, *, status, state, payment=None):
+        return render(
+            request,
+            self.template_name,
+            {"state": state, "payment": payment},
+            status=status,
+        )

@@ -1,0 +1,147 @@
+"""The simulated 3-D Secure challenge page (decisions.md "Challenge page")."""
+
+import re
+
+import pytest
+from django.test import Client
+
+from sandbox.models import ChallengeSession
+from tests.payments.support import APPROVED, CHALLENGE, CHALLENGE_DECLINE, created, event_types
+
+RETURN_URL = "https://shop.example/back?order=1"
+
+
+def challenge_path(payment: dict) -> str:
+    url = payment["next_action"]["redirect"]["url"]
+    assert url.startswith("http://127.0.0.1:8000/sandbox/challenge/")
+    return url.removeprefix("http://127.0.0.1:8000")
+
+
+@pytest.fixture
+def browser():
+    """The payer's browser: enforces CSRF like a real one would be held to."""
+    return Client(enforce_csrf_checks=True)
+
+
+def answer(browser, path, action):
+    page = browser.get(path)
+    assert page.status_code == 200
+    token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page.content.decode())[1]
+    return browser.post(path, {"action": action, "csrfmiddlewaretoken": token})
+
+
+def test_page_shows_three_buttons(api, browser):
+    payment = created(api, CHALLENGE, return_url=RETURN_URL)
+    page = browser.get(challenge_path(payment))
+    html = page.content.decode()
+    assert page.status_code == 200 and page["Content-Type"].startswith("text/html")
+    for action in ("approve", "decline", "timeout"):
+        assert f'value="{action}"' in html
+    assert "4242" not in html and "3220" in html
+    assert page["Cache-Control"] == "no-store" and page["Referrer-Policy"] == "no-referrer"
+    assert page["X-Frame-Options"] == "DENY"
+
+
+def test_approve_gives_the_cards_planned_outcome(api, browser):
+    payment = created(api, CHALLENGE, return_url=RETURN_URL)
+    response = answer(browser, challenge_path(payment), "approve")
+    assert response.status_code == 303 and response["Location"] == RETURN_URL
+    body = api.get(f"/v1/payments/{payment['id']}").json()
+    assert body["status"] == "captured" and "next_action" not in body
+    assert body["outcome"]["three_ds"] == {
+        "status": "authenticated",
+        "eci": "05",
+        "version": "2.2.0",
+    }
+    assert event_types(payment["id"]) == [
+        "payment.created",
+        "payment.requires_action",
+        "payment.captured",
+    ]
+
+
+def test_approve_on_the_challenge_then_decline_card_declines(api, browser):
+    payment = created(api, CHALLENGE_DECLINE, return_url=RETURN_URL, capture_method="manual")
+    answer(browser, challenge_path(payment), "approve")
+    body = api.get(f"/v1/payments/{payment['id']}").json()
+    assert body["status"] == "declined"
+    assert (body["outcome"]["decline_code"], body["outcome"]["decline_is_soft"]) == (
+        "do_not_honor",
+        False,
+    )
+
+
+def test_decline_is_a_soft_sca_required_decline(api, browser):
+    payment = created(api, CHALLENGE, return_url=RETURN_URL)
+    answer(browser, challenge_path(payment), "decline")
+    outcome = api.get(f"/v1/payments/{payment['id']}").json()["outcome"]
+    assert (outcome["decline_code"], outcome["decline_is_soft"]) == ("sca_required", True)
+    assert outcome["three_ds"]["status"] == "failed"
+    assert event_types(payment["id"])[-1] == "payment.declined"
+
+
+def test_timeout_fails_the_payment(api, browser):
+    payment = created(api, CHALLENGE, return_url=RETURN_URL)
+    answer(browser, challenge_path(payment), "timeout")
+    assert api.get(f"/v1/payments/{payment['id']}").json()["status"] == "failed"
+    assert event_types(payment["id"])[-1] == "payment.failed"
+
+
+def test_approve_with_manual_capture_authorizes(api, browser):
+    payment = created(
+        api,
+        APPROVED,
+        return_url=RETURN_URL,
+        capture_method="manual",
+        metadata={"_svc_test_outcome": "requires_action"},
+    )
+    answer(browser, challenge_path(payment), "approve")
+    assert api.get(f"/v1/payments/{payment['id']}").json()["status"] == "authorized"
+
+
+def test_a_session_is_single_use(api, browser):
+    payment = created(api, CHALLENGE, return_url=RETURN_URL)
+    path = challenge_path(payment)
+    answer(browser, path, "timeout")
+    assert browser.get(path).status_code == 404
+    replay = Client().post(path, {"action": "approve"})
+    assert replay.status_code == 404
+    assert api.get(f"/v1/payments/{payment['id']}").json()["status"] == "failed"
+
+
+def test_session_ids_are_unguessable_and_bound_to_one_payment(api):
+    first = created(api, CHALLENGE, return_url=RETURN_URL)
+    second = created(api, CHALLENGE, return_url=RETURN_URL)
+    sessions = {s.payment_id: s.id for s in ChallengeSession.objects.all()}
+    assert sessions.keys() == {first["id"], second["id"]}
+    assert all(len(session_id) >= 43 for session_id in sessions.values())
+    assert Client().post("/sandbox/challenge/guess", {"action": "approve"}).status_code == 404
+    Client().post(challenge_path(first), {"action": "approve"})
+    assert api.get(f"/v1/payments/{second['id']}").json()["status"] == "requires_action"
+
+
+def test_post_without_csrf_token_is_refused(api, browser):
+    payment = created(api, CHALLENGE, return_url=RETURN_URL)
+    assert browser.post(challenge_path(payment), {"action": "approve"}).status_code == 403
+    assert api.get(f"/v1/payments/{payment['id']}").json()["status"] == "requires_action"
+
+
+def test_unknown_action_changes_nothing(api):
+    payment = created(api, CHALLENGE, return_url=RETURN_URL)
+    assert Client().post(challenge_path(payment), {"action": "maybe"}).status_code == 400
+    assert api.get(f"/v1/payments/{payment['id']}").json()["status"] == "requires_action"
+
+
+def test_a_canceled_payments_challenge_is_gone(api):
+    payment = created(api, CHALLENGE, return_url=RETURN_URL)
+    api.post(f"/v1/payments/{payment['id']}/cancel")
+    path = challenge_path(payment)
+    assert Client().get(path).status_code == 410
+    assert Client().post(path, {"action": "approve"}).status_code == 410
+    assert api.get(f"/v1/payments/{payment['id']}").json()["status"] == "canceled"
+
+
+def test_without_return_url_the_page_says_done(api):
+    payment = created(api, CHALLENGE)
+    response = Client().post(challenge_path(payment), {"action": "approve"})
+    assert response.status_code == 200 and "captured" in response.content.decode()

@@ -1,0 +1,51 @@
+"""GET /v1/sandbox/test-cards: the nine cards and every override key."""
+
+from sandbox import overrides
+from tests.payments.support import error_of
+
+
+def test_nine_cards_with_their_outcomes(publishable_api):
+    response = publishable_api.get("/v1/sandbox/test-cards")
+    assert response.status_code == 200
+    body = response.json()
+    assert body["object"] == "list" and body["has_more"] is False and body["next_cursor"] is None
+    cards = {card["number"]: card for card in body["data"]}
+    assert len(cards) == 9
+    assert cards["4242424242424242"] == {
+        "number": "4242424242424242",
+        "brand": "visa",
+        "outcome": "approved",
+        "label": "Visa: approved",
+    }
+    assert cards["4000000000009995"]["decline_code"] == "insufficient_funds"
+    assert cards["4000000000009995"]["decline_is_soft"] is True
+    assert cards["4000000000009987"]["decline_is_soft"] is False
+    assert cards["4000008400001629"]["outcome"] == "requires_action"
+    assert cards["4000008400001629"]["decline_code"] == "do_not_honor"
+    assert {card["outcome"] for card in cards.values()} == {
+        "approved",
+        "requires_action",
+        "processing",
+        "declined",
+        "failed",
+    }
+    assert all(
+        "decline_code" not in card for card in cards.values() if card["outcome"] == "approved"
+    )
+
+
+def test_every_override_key_is_described(api):
+    described = api.get("/v1/sandbox/test-cards").json()["metadata_overrides"]
+    keys = [
+        value
+        for name, value in vars(overrides).items()
+        if name.isupper() and isinstance(value, str) and value.startswith("_svc_test_")
+    ]
+    assert set(described) == set(keys) and len(keys) == 5
+    assert all(isinstance(text, str) and text for text in described.values())
+
+
+def test_live_key_is_refused(live_api):
+    error_of(
+        live_api.get("/v1/sandbox/test-cards"), 403, "authorization_error", "test_mode_required"
+    )
