@@ -2,7 +2,8 @@
 
 import logging
 
-from django.http import HttpResponse
+from django.core.exceptions import BadRequest, PermissionDenied, SuspiciousOperation
+from django.http import Http404, HttpResponse
 
 from api.errors import ApiFailure, ServiceError
 from api.ids import new_id
@@ -25,6 +26,10 @@ def error_response(error: ServiceError, request) -> HttpResponse:
     return response
 
 
+# Exceptions that mean a client error, which Django turns into the right response itself.
+HANDLED_BY_DJANGO = (Http404, PermissionDenied, BadRequest, SuspiciousOperation)
+
+
 class RequestIdMiddleware:
     """Stamps `X-Request-Id: req_<ULID>` on every response, error or not, and turns an
     unhandled exception into a 500 envelope (never a stack trace, whatever DEBUG says)."""
@@ -40,6 +45,8 @@ class RequestIdMiddleware:
         return response
 
     def process_exception(self, request, exception):
+        if isinstance(exception, HANDLED_BY_DJANGO):
+            return None  # Django answers these itself: 404 (our envelope), 403, 400
         log.exception(
             "unhandled error on %s %s request_id=%s",
             request.method,

@@ -30,3 +30,8 @@ def test_merchant_page_lists_its_keys(staff_client, new_merchant):
         for issued in by_kind.values():
             assert issued.api_key.id in page
             assert issued.secret not in page
+
+
+def test_a_forbidden_admin_page_is_403_not_500(staff_client):
+    # Payments are read-only in the admin: the add view raises PermissionDenied.
+    assert staff_client.get("/admin/payments/payment/add/").status_code == 403
