@@ -15,7 +15,7 @@ import secrets
 from dataclasses import dataclass
 
 from django.conf import settings
-from django.db import transaction
+from django.db import connection, transaction
 from django.http import HttpResponse
 from django.utils import timezone
 
@@ -105,11 +105,15 @@ def idempotency_claim(
         path=redact(path)[:2048],
         request_id=request_id,
     )
+    scope = {"merchant_id": merchant_id, "livemode": livemode, "key_hash": _sha256(key)}
+    record_id = _insert_if_new({**scope, **fresh})
+    if record_id is not None:
+        return Claim(record_id=record_id, lease_token=fresh["lease_token"])
     with transaction.atomic():
         # The unique constraint makes a second INSERT wait for the first claim's commit and
         # then fail; get_or_create then reads (and locks) the winner's row.
         record, created = IdempotencyRecord.objects.select_for_update().get_or_create(
-            merchant_id=merchant_id, livemode=livemode, key_hash=_sha256(key), defaults=fresh
+            **scope, defaults=fresh
         )
         if not created and _key_is_free(record, now):
             for field, value in fresh.items():
@@ -130,6 +134,26 @@ def idempotency_claim(
             code="idempotency_key_in_use",
         )
     return record
+
+
+def _insert_if_new(values: dict) -> int | None:
+    """The common case, a new key, in one round trip: INSERT ... ON CONFLICT DO NOTHING
+    RETURNING id (PostgreSQL and SQLite alike). None when a record already holds the key; a
+    concurrent uncommitted claim makes this wait for it, like any insert on a unique key."""
+    meta = IdempotencyRecord._meta
+    fields = [meta.get_field(name) for name in values]
+    quote = connection.ops.quote_name
+    sql = "INSERT INTO {} ({}) VALUES ({}) ON CONFLICT DO NOTHING RETURNING {}".format(
+        quote(meta.db_table),
+        ", ".join(quote(field.column) for field in fields),
+        ", ".join(["%s"] * len(fields)),
+        quote(meta.pk.column),
+    )
+    params = [field.get_db_prep_save(values[field.name], connection) for field in fields]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        row = cursor.fetchone()
+    return row[0] if row else None
 
 
 def is_final(status: int) -> bool:
