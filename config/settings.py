@@ -235,3 +235,10 @@ CELERY_BEAT_SCHEDULE.update(
         },
     }
 )
+
+# --- refunds ---------------------------------------------------------------------------------
+CELERY_BEAT_SCHEDULE["refunds-resolve-due"] = {
+    "task": "refunds.tasks.resolve_due_refunds",
+    "schedule": 10.0,
+    "options": {"expires": 9},
+}

@@ -14,7 +14,7 @@ from django.conf import settings
 from django.utils.module_loading import import_string
 
 from api.errors import ProcessingFailed
-from payments.methods import Method
+from payments.methods import Method, get_method
 
 
 class Result(StrEnum):
@@ -40,6 +40,16 @@ class Refusal:
     """A capture or void the processor refused (the payment keeps its status)."""
 
     reason: str
+
+
+@dataclass(frozen=True)
+class RefundAnswer:
+    """A connector's answer to a refund: `succeeded`, `failed` (with a failure code), or
+    `pending` (ask again after `resolve_after`). Statuses are the refund's wire values."""
+
+    status: str
+    failure_code: str | None = None
+    resolve_after: datetime.timedelta | None = None
 
 
 class Connector:
@@ -68,6 +78,14 @@ class Connector:
     def void(self, *, payment) -> Refusal | None:
         raise NotImplementedError
 
+    def refund(self, *, payment, refund) -> RefundAnswer:
+        """Send `refund` (a refunds.Refund row, unsaved, id assigned) against `payment`."""
+        raise NotImplementedError
+
+    def resolve_refund(self, *, payment, refund) -> RefundAnswer:
+        """A pending refund is due: its settled answer (`succeeded` or `failed`)."""
+        raise NotImplementedError
+
 
 @cache
 def _load(path: str) -> Connector:
@@ -77,6 +95,12 @@ def _load(path: str) -> Connector:
 def connector_for(*, livemode: bool) -> Connector | None:
     path = settings.PAYMENT_CONNECTORS.get("live" if livemode else "test")
     return _load(path) if path else None
+
+
+def connector_of(payment) -> Connector:
+    """The connector that serves an existing payment (its method, currency and mode)."""
+    method = get_method(payment.method_type)
+    return route(livemode=payment.livemode, method=method, currency=payment.currency)
 
 
 def route(*, livemode: bool, method: Method, currency: str) -> Connector:

@@ -17,7 +17,7 @@ from django.utils import timezone
 from accounts.models import Merchant
 from api.errors import ProcessingFailed, ServiceError, ValidationFailed
 from events.services import emit
-from payments.connectors import Authorisation, Connector, Result, route
+from payments.connectors import Authorisation, Connector, Result, connector_of, route
 from payments.fees import fees_for, parse_schedule
 from payments.methods import Method, get_method
 from payments.models import Payment, empty_outcome
@@ -111,7 +111,9 @@ def _emit(payment: Payment, event_type: str, before: dict | None, api_version: s
     )
 
 
-def _lock(payment: Payment) -> Payment:
+def payment_lock(payment: Payment) -> Payment:
+    """The payment row, locked until the caller's transaction ends (every writer locks it
+    first, so racing writers serialise)."""
     return (
         Payment.objects.select_for_update(of=("self",))
         .select_related("merchant")
@@ -134,7 +136,7 @@ def _change(
     records a refusal the spec reports as an event (`refusal_event`) rather than a rollback.
     """
     with transaction.atomic():
-        locked = _lock(payment)
+        locked = payment_lock(payment)
         check_transition(locked.status, trigger)
         before = payment_to_dict(locked)
         target = apply(locked, timezone.now())
@@ -145,6 +147,22 @@ def _change(
         locked.save()
         _emit(locked, _status_event(locked), before, api_version)
     return locked
+
+
+def payment_refund_succeeded(*, locked: Payment, amount: int) -> None:
+    """Count a succeeded refund of `amount`: `amount_refunded` grows and the status moves to
+    `partially_refunded` or, once everything captured is refunded, `refunded`.
+
+    Runs inside the caller's transaction on a row it got from `payment_lock`. The spec's
+    catalogue has no payment event for these statuses: the caller's `refund.succeeded`,
+    written in the same transaction, reports the change (docs/refunds.md "Events").
+    """
+    refunded = locked.amount_refunded + amount
+    target = Status.REFUNDED if refunded >= locked.amount_captured else Status.PARTIALLY_REFUNDED
+    check_transition(locked.status, Trigger.REFUND, target)
+    locked.amount_refunded = refunded
+    locked.status = target
+    locked.save(update_fields=["amount_refunded", "status"])
 
 
 # --- create and confirm ----------------------------------------------------------------------
@@ -246,18 +264,13 @@ def payment_confirm(
 # --- after authorisation ---------------------------------------------------------------------
 
 
-def _connector_of(payment: Payment) -> Connector:
-    method = get_method(payment.method_type)
-    return route(livemode=payment.livemode, method=method, currency=payment.currency)
-
-
 def payment_complete_action(
     *, payment: Payment, details: dict, api_version: str | None = None
 ) -> Payment:
     """The payer finished (or abandoned) the challenge; `details` go to the connector."""
 
     def apply(locked: Payment, now: datetime.datetime) -> Status:
-        auth = _connector_of(locked).complete_action(payment=locked, details=details)
+        auth = connector_of(locked).complete_action(payment=locked, details=details)
         return _take_authorisation(locked, auth, now)
 
     return _change(payment, Trigger.PAYER_ACTION, apply, api_version=api_version)
@@ -267,7 +280,7 @@ def payment_resolve(*, payment: Payment, api_version: str | None = None) -> Paym
     """Settle a processing payment now (sandbox advance, a read after its time, beat)."""
 
     def apply(locked: Payment, now: datetime.datetime) -> Status:
-        return _take_authorisation(locked, _connector_of(locked).resolve(payment=locked), now)
+        return _take_authorisation(locked, connector_of(locked).resolve(payment=locked), now)
 
     return _change(payment, Trigger.RESOLVE, apply, api_version=api_version)
 
@@ -305,7 +318,7 @@ def payment_capture(
                 f"amount {to_capture} is above the authorised amount {locked.amount}.",
                 param="amount",
             )
-        refusal = _connector_of(locked).capture(payment=locked, amount=to_capture)
+        refusal = connector_of(locked).capture(payment=locked, amount=to_capture)
         if refusal is not None:
             refused.append(refusal)
             return Status.AUTHORIZED
@@ -334,7 +347,7 @@ def payment_cancel(*, payment: Payment, api_version: str | None = None) -> Payme
 
     def apply(locked: Payment, now: datetime.datetime) -> Status:
         if locked.status == Status.AUTHORIZED:
-            refusal = _connector_of(locked).void(payment=locked)
+            refusal = connector_of(locked).void(payment=locked)
             if refusal is not None:
                 raise ProcessingFailed(
                     f"The void of {locked.id} was refused: {refusal.reason} "

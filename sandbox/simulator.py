@@ -12,8 +12,9 @@ import time
 from django.conf import settings
 
 from api import errors
-from payments.connectors import Authorisation, Connector, Refusal, Result
+from payments.connectors import Authorisation, Connector, RefundAnswer, Refusal, Result
 from payments.declines import APPROVED_RESPONSE_CODE, DECLINES, SYSTEM_ERROR_RESPONSE_CODE
+from payments.methods import Flow, get_method
 from sandbox import overrides
 from sandbox.cards import CARDS_BY_BIN_LAST4, TestCard
 from sandbox.models import ChallengeSession
@@ -63,6 +64,22 @@ def plan_of(payment) -> list[str]:
     if override == "requires_action":
         return ["requires_action", planned[-1]]
     return [override]
+
+
+def refund_plan(payment, refund) -> list[str]:
+    """The steps a refund walks through: its override, else `succeeded` at once, or
+    `pending` first for methods that settle asynchronously (bank debits, vouchers)."""
+    plan = overrides.refund_outcome(refund.metadata)
+    if plan is None:
+        settles_later = get_method(payment.method_type).flow == Flow.ASYNCHRONOUS
+        plan = "pending" if settles_later else "succeeded"
+    return {"pending": "pending>succeeded"}.get(plan, plan).split(">")
+
+
+def refund_answer(step: str) -> RefundAnswer:
+    status, _, failure_code = step.partition(":")
+    resolve_after = RESOLVE_AFTER if status == "pending" else None
+    return RefundAnswer(status, failure_code=failure_code or None, resolve_after=resolve_after)
 
 
 def risk_decision(score: int) -> str:
@@ -161,3 +178,9 @@ class SimulatorConnector(Connector):
         if overrides.flag(payment.metadata, overrides.REFUSE_VOID):
             return Refusal("the processor refused the void (_svc_test_refuse_void).")
         return None
+
+    def refund(self, *, payment, refund) -> RefundAnswer:
+        return refund_answer(refund_plan(payment, refund)[0])
+
+    def resolve_refund(self, *, payment, refund) -> RefundAnswer:
+        return refund_answer(refund_plan(payment, refund)[-1])
