@@ -33,6 +33,7 @@ class Authorisation:
     outcome: dict = field(default_factory=dict)  # keys of Payment.outcome; missing ones stay null
     redirect_url: str | None = None  # with REQUIRES_ACTION: where the payer is sent
     resolve_after: datetime.timedelta | None = None  # with PROCESSING: when to ask again
+    details: dict | None = None  # method.details for methods paid without a token
 
 
 @dataclass(frozen=True)
@@ -62,6 +63,7 @@ class Connector:
         raise NotImplementedError
 
     def authorise(self, *, payment, token) -> Authorisation:
+        """`token` is None for the methods paid without one (docs/methods.md)."""
         raise NotImplementedError
 
     def complete_action(self, *, payment, details: dict) -> Authorisation:

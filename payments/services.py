@@ -28,9 +28,14 @@ from payments.tokens import card_of, token_release, token_take
 AUTOMATIC = Payment.CaptureMethod.AUTOMATIC
 
 
-def _authorise(*, connector: Connector, payment: Payment, method: Method, token_id: str):
-    """Take the token and ask the connector. If the connector could not be asked (it raised),
-    nothing was processed: the token is released and the error goes to the client."""
+def _authorise(
+    *, connector: Connector, payment: Payment, method: Method, token_id: str | None
+) -> Authorisation:
+    """Take the token (if the method is paid with one) and ask the connector. If the
+    connector could not be asked (it raised), nothing was processed: the token is released
+    and the error goes to the client."""
+    if not method.card_like:
+        return connector.authorise(payment=payment, token=None)
     token = token_take(
         merchant=payment.merchant, livemode=payment.livemode, token_id=token_id, method=method
     )
@@ -69,6 +74,8 @@ def _take_capture(payment: Payment, amount: int, now: datetime.datetime) -> None
 def _take_authorisation(payment: Payment, auth: Authorisation, now: datetime.datetime) -> Status:
     """Write a connector's answer onto the payment; -> the status it lands in."""
     payment.outcome = {**empty_outcome(), **auth.outcome}
+    if auth.details is not None:
+        payment.method_details = auth.details
     if auth.result == Result.APPROVED:
         payment.authorized_at = now
         if payment.capture_method == AUTOMATIC:
@@ -220,8 +227,12 @@ def payment_create(
         statement_descriptor=statement_descriptor,
         metadata=metadata or {},
     )
+    if token_id is not None and not method.card_like:
+        raise ValidationFailed(
+            f"{method.name} is paid without a token.", param="payment_method.token"
+        )
     auth = None
-    if token_id is not None:
+    if token_id is not None or not method.card_like:  # alternative methods never wait
         auth = _authorise(connector=connector, payment=payment, method=method, token_id=token_id)
     now = timezone.now()
     payment.created = now
