@@ -11,6 +11,7 @@ reach the processor for one payment (docs/payments.md "Concurrency").
 import datetime
 from collections.abc import Callable
 
+from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
@@ -179,10 +180,12 @@ def _check_account(merchant: Merchant, amount: int) -> None:
     """Before anything is spent: the per-transaction limit, and a pricing schedule that fees
     can be computed from (a malformed one is an operator fault: 500, nothing processed)."""
     parse_schedule(merchant.pricing)
-    if merchant.transaction_limit is not None and amount > merchant.transaction_limit:
+    limit = merchant.transaction_limit
+    if limit is None:
+        limit = settings.PAYMENT_TRANSACTION_LIMIT  # the documented default (docs/methods.md)
+    if amount > limit:
         raise ProcessingFailed(
-            f"The amount {amount} is above this account's per-transaction limit "
-            f"of {merchant.transaction_limit}.",
+            f"The amount {amount} is above this account's per-transaction limit of {limit}.",
             code="amount_above_limit",
         )
 
