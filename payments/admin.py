@@ -6,7 +6,9 @@ import json
 from django.contrib import admin
 from django.utils.html import format_html, format_html_join
 
-from payments.models import Payment
+from accounts.admin import MerchantAdmin
+from accounts.models import Merchant
+from payments.models import Payment, Route
 from payments.selectors import payment_events
 
 
@@ -60,3 +62,20 @@ class PaymentAdmin(ReadOnlyAdmin):
             "<th>previous attributes</th></tr></thead><tbody>{}</tbody></table>",
             rows,
         )
+
+
+class RouteInline(admin.TabularInline):
+    """The merchant's live-mode routes (docs/methods.md "Routing"), edited on its page;
+    registered from here since accounts may not import payments."""
+
+    model = Route
+    fields = ("method_type", "currency", "connector")
+    extra = 0
+
+
+admin.site.unregister(Merchant)
+
+
+@admin.register(Merchant)
+class MerchantWithRoutesAdmin(MerchantAdmin):
+    inlines = [*MerchantAdmin.inlines, RouteInline]

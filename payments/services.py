@@ -214,7 +214,7 @@ def payment_create(
     """
     method = get_method(method_type)
     _check_account(merchant, amount)
-    connector = route(livemode=livemode, method=method, currency=currency)
+    connector = route(merchant_id=merchant.pk, livemode=livemode, method=method, currency=currency)
     payment = Payment(
         merchant=merchant,
         livemode=livemode,
@@ -265,7 +265,7 @@ def payment_confirm(
             f"This payment was created for {payment.method_type}, not {method.name}.",
             param="payment_method.type",
         )
-    connector = route(livemode=payment.livemode, method=method, currency=payment.currency)
+    connector = connector_of(payment)
     auth = _authorise(connector=connector, payment=payment, method=method, token_id=token_id)
 
     def apply(locked: Payment, now: datetime.datetime) -> Status:
