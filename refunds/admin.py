@@ -4,7 +4,7 @@ hand: refunds change only through refunds.services."""
 
 from django.contrib import admin
 
-from payments.admin import PaymentAdmin, ReadOnlyAdmin
+from payments.admin import PaymentAdmin, ReadOnlyAdmin, events_table
 from payments.models import Payment
 from refunds.models import Refund
 
@@ -18,6 +18,11 @@ class RefundAdmin(ReadOnlyAdmin):
     search_fields = ("=id", "=payment__id")
     list_select_related = ("merchant", "payment")
     show_full_result_count = False
+    readonly_fields = ("events",)
+
+    @admin.display(description="Events (oldest first)")
+    def events(self, refund: Refund):
+        return events_table(refund)
 
 
 class RefundInline(admin.TabularInline):

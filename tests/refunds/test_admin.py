@@ -12,7 +12,9 @@ def test_refunds_show_on_their_payments_page_and_cannot_be_edited(staff_client, 
     assert page.status_code == 200
     assert first["id"] in html and second["id"] in html and "damaged" in html
     refund_page = staff_client.get(f"/admin/refunds/refund/{first['id']}/change/")
-    assert refund_page.status_code == 200 and 'name="_save"' not in refund_page.content.decode()
+    refund_html = refund_page.content.decode()
+    assert refund_page.status_code == 200 and 'name="_save"' not in refund_html
+    assert "refund.created" in refund_html and "refund.succeeded" in refund_html
     listing = staff_client.get("/admin/refunds/refund/").content.decode()
     assert "/admin/refunds/refund/add/" not in listing
 

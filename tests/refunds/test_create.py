@@ -205,3 +205,10 @@ def test_a_malformed_override_is_400_and_nothing_is_written(api):
         not Refund.objects.exists()
         and not Event.objects.filter(type__startswith="refund.").exists()
     )
+
+
+def test_card_data_in_a_refund_is_refused_before_anything(api):
+    payment = captured_payment(api)
+    response = refund(api, payment["id"], metadata={"note": "4242 4242 4242 4242"})
+    error = error_of(response, 400, "validation_error", "raw_card_data_not_allowed")
+    assert error["param"] == "metadata.note" and not Refund.objects.exists()
