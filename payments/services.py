@@ -207,12 +207,17 @@ def payment_create(
     metadata: dict | None = None,
     api_version: str | None = None,
 ) -> Payment:
-    """Create a payment; with a token it is authorised (and maybe captured) in the same call.
+    """Create a payment; with a token, or for a method paid without one, it is authorised (and
+    maybe captured) in the same call.
 
     A decline or a processing failure is a payment too: it is committed with its events and
     returned; the caller reports it by HTTP status (spec "POST /v1/payments").
     """
     method = get_method(method_type)
+    if token_id is not None and not method.card_like:
+        raise ValidationFailed(
+            f"{method.name} is paid without a token.", param="payment_method.token"
+        )
     _check_account(merchant, amount)
     connector = route(merchant_id=merchant.pk, livemode=livemode, method=method, currency=currency)
     payment = Payment(
@@ -230,10 +235,6 @@ def payment_create(
         statement_descriptor=statement_descriptor,
         metadata=metadata or {},
     )
-    if token_id is not None and not method.card_like:
-        raise ValidationFailed(
-            f"{method.name} is paid without a token.", param="payment_method.token"
-        )
     auth = None
     if token_id is not None or not method.card_like:  # alternative methods never wait
         auth = _authorise(connector=connector, payment=payment, method=method, token_id=token_id)
