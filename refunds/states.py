@@ -2,7 +2,8 @@
 refund transitions "not shown").
 
 A refund is born `pending`, `succeeded` or `failed` (whatever the connector answers at once);
-only `pending` moves on, to `succeeded` or `failed`. Both of those are final.
+only `pending` moves on, to `succeeded` or `failed`, both final. A connector asked about a
+pending refund may answer `pending` again: it is asked again later, and nothing is emitted.
 """
 
 from django.db import models
@@ -18,7 +19,7 @@ R = RefundStatus
 # from -> the statuses it may move to (None: the refund is being created).
 TRANSITIONS: dict[RefundStatus | None, tuple[RefundStatus, ...]] = {
     None: (R.PENDING, R.SUCCEEDED, R.FAILED),
-    R.PENDING: (R.SUCCEEDED, R.FAILED),
+    R.PENDING: (R.PENDING, R.SUCCEEDED, R.FAILED),
 }
 
 # The event a refund emits when it enters a status (`refund.created` comes first, always).

@@ -4,9 +4,10 @@ seconds or by the beat task, each exactly once."""
 import datetime
 
 import pytest
+from celery import current_app
 
 from events.models import Event
-from refunds import tasks
+from refunds import services, tasks
 from refunds.models import Refund
 from tests.factories import RefundFactory
 from tests.payments.support import error_of, event_types
@@ -84,3 +85,30 @@ def test_beat_resolves_a_factory_made_pending_refund(db, clock):
     pending.payment.refresh_from_db()
     assert (pending.status, pending.due_at) == ("succeeded", None)
     assert (pending.payment.status, pending.payment.amount_refunded) == ("refunded", 1000)
+
+
+def test_the_beat_entry_names_the_real_task(settings):
+    entry = settings.CELERY_BEAT_SCHEDULE["refunds-resolve-due"]
+    assert entry["task"] in current_app.tasks
+    assert 0 < entry["options"]["expires"] < entry["schedule"]
+
+
+def test_a_refund_the_connector_cannot_serve_does_not_stop_the_sweep(db, clock, caplog):
+    stuck = RefundFactory(pending=True, payment__livemode=True)  # no live route
+    fine = RefundFactory(pending=True)
+    clock.shift(datetime.timedelta(seconds=31))
+    assert tasks.resolve_due_refunds() == 2
+    stuck.refresh_from_db()
+    fine.refresh_from_db()
+    assert (stuck.status, fine.status) == ("pending", "succeeded")
+    assert stuck.id in caplog.text and "no_route" in caplog.text
+
+
+def test_a_connector_answering_pending_again_asks_later(db, clock, settings):
+    # The simulator never answers pending twice; a slow processor may.
+    settings.PAYMENT_CONNECTORS = {"test": "tests.support.connectors.SlowRefundsConnector"}
+    pending = RefundFactory(pending=True)
+    clock.shift(datetime.timedelta(seconds=31))
+    settled = services.refund_resolve(refund=pending)
+    assert settled.status == "pending" and settled.due_at == T0 + datetime.timedelta(seconds=61)
+    assert not Event.objects.filter(resource_id=pending.id).exists()
