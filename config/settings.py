@@ -220,6 +220,11 @@ EVENT_DISPATCH_HOOKS: list[str] = []  # e.g. "webhooks.dispatch.on_event_committ
 # Connector per mode (payments.connectors). Test keys go to the simulator; with no live
 # connector configured a live payment is 422 no_route.
 PAYMENT_CONNECTORS: dict[str, str] = {"test": "sandbox.simulator.SimulatorConnector"}
+# Per-transaction limit, in minor units of the payment's currency, for merchants whose own
+# `transaction_limit` is empty (docs/methods.md "Per-account transaction limit").
+PAYMENT_TRANSACTION_LIMIT = env.int("PAYMENT_TRANSACTION_LIMIT", default=100_000_000)
+if not 0 < PAYMENT_TRANSACTION_LIMIT < 2**53:
+    raise ImproperlyConfigured("PAYMENT_TRANSACTION_LIMIT must be a positive integer below 2^53.")
 CELERY_BEAT_SCHEDULE.update(
     {
         # `expires` a bit under the interval: a run that could not start in time is dropped.
@@ -235,3 +240,10 @@ CELERY_BEAT_SCHEDULE.update(
         },
     }
 )
+
+# --- refunds ---------------------------------------------------------------------------------
+CELERY_BEAT_SCHEDULE["refunds-resolve-due"] = {
+    "task": "refunds.tasks.resolve_due_refunds",
+    "schedule": 10.0,
+    "options": {"expires": 9},
+}

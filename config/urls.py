@@ -12,6 +12,7 @@ RESERVED = r"^v1/((customers|payment-methods|payouts|disputes|payment-links)(/.*
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("", include("payments.urls")),
+    path("", include("refunds.urls")),
     path("", include("sandbox.urls")),
     # Keep last: rooms add their routes above.
     re_path(RESERVED, unrecognized_path),

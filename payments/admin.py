@@ -6,8 +6,10 @@ import json
 from django.contrib import admin
 from django.utils.html import format_html, format_html_join
 
-from payments.models import Payment
-from payments.selectors import payment_events
+from accounts.admin import MerchantAdmin
+from accounts.models import Merchant
+from payments.models import Payment, Route
+from payments.selectors import resource_events
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):
@@ -19,6 +21,28 @@ class ReadOnlyAdmin(admin.ModelAdmin):
 
     def has_delete_permission(self, request, obj=None):
         return False
+
+
+def events_table(resource):
+    """The resource's events (id, type, time, previous attributes) as an HTML table."""
+    rows = format_html_join(
+        "",
+        "<tr><td>{}</td><td>{}</td><td>{}</td><td><code>{}</code></td></tr>",
+        (
+            (
+                event.id,
+                event.type,
+                event.created.strftime("%Y-%m-%d %H:%M:%S"),
+                json.dumps(event.data.get("previous_attributes", {}), sort_keys=True),
+            )
+            for event in resource_events(resource)
+        ),
+    )
+    return format_html(
+        "<table><thead><tr><th>id</th><th>type</th><th>created</th>"
+        "<th>previous attributes</th></tr></thead><tbody>{}</tbody></table>",
+        rows,
+    )
 
 
 @admin.register(Payment)
@@ -42,21 +66,21 @@ class PaymentAdmin(ReadOnlyAdmin):
 
     @admin.display(description="Events (oldest first)")
     def events(self, payment: Payment):
-        rows = format_html_join(
-            "",
-            "<tr><td>{}</td><td>{}</td><td>{}</td><td><code>{}</code></td></tr>",
-            (
-                (
-                    event.id,
-                    event.type,
-                    event.created.strftime("%Y-%m-%d %H:%M:%S"),
-                    json.dumps(event.data.get("previous_attributes", {}), sort_keys=True),
-                )
-                for event in payment_events(payment)
-            ),
-        )
-        return format_html(
-            "<table><thead><tr><th>id</th><th>type</th><th>created</th>"
-            "<th>previous attributes</th></tr></thead><tbody>{}</tbody></table>",
-            rows,
-        )
+        return events_table(payment)
+
+
+class RouteInline(admin.TabularInline):
+    """The merchant's live-mode routes (docs/methods.md "Routing"), edited on its page;
+    registered from here since accounts may not import payments."""
+
+    model = Route
+    fields = ("method_type", "currency", "connector")
+    extra = 0
+
+
+admin.site.unregister(Merchant)
+
+
+@admin.register(Merchant)
+class MerchantWithRoutesAdmin(MerchantAdmin):
+    inlines = [*MerchantAdmin.inlines, RouteInline]

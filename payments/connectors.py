@@ -1,8 +1,10 @@
 """The connector interface: how payments talks to whatever authorises a card.
 
-payments knows only this interface. Which implementation serves a mode is a setting,
-`PAYMENT_CONNECTORS = {"test": "<dotted path>", "live": "<dotted path>"}`, so the sandbox's
-simulator plugs in from above without payments importing it (ARCHITECTURE.md "Rooms").
+payments knows only this interface. Implementations are named in a setting,
+`PAYMENT_CONNECTORS = {"test": "<dotted path>", "<name>": "<dotted path>", ...}`, so the
+sandbox's simulator plugs in from above without payments importing it (ARCHITECTURE.md
+"Rooms"). Test mode always goes to `"test"`; live mode goes to the connector the merchant's
+route for the method and currency names (payments.models.Route; docs/methods.md "Routing").
 """
 
 import datetime
@@ -14,7 +16,8 @@ from django.conf import settings
 from django.utils.module_loading import import_string
 
 from api.errors import ProcessingFailed
-from payments.methods import Method
+from payments.methods import Method, get_method
+from payments.models import TEST_CONNECTOR, Route
 
 
 class Result(StrEnum):
@@ -33,6 +36,7 @@ class Authorisation:
     outcome: dict = field(default_factory=dict)  # keys of Payment.outcome; missing ones stay null
     redirect_url: str | None = None  # with REQUIRES_ACTION: where the payer is sent
     resolve_after: datetime.timedelta | None = None  # with PROCESSING: when to ask again
+    details: dict | None = None  # method.details for methods paid without a token
 
 
 @dataclass(frozen=True)
@@ -40,6 +44,16 @@ class Refusal:
     """A capture or void the processor refused (the payment keeps its status)."""
 
     reason: str
+
+
+@dataclass(frozen=True)
+class RefundAnswer:
+    """A connector's answer to a refund: `succeeded`, `failed` (with a failure code), or
+    `pending` (ask again after `resolve_after`). Statuses are the refund's wire values."""
+
+    status: str
+    failure_code: str | None = None
+    resolve_after: datetime.timedelta | None = None
 
 
 class Connector:
@@ -52,6 +66,7 @@ class Connector:
         raise NotImplementedError
 
     def authorise(self, *, payment, token) -> Authorisation:
+        """`token` is None for the methods paid without one (docs/methods.md)."""
         raise NotImplementedError
 
     def complete_action(self, *, payment, details: dict) -> Authorisation:
@@ -68,20 +83,48 @@ class Connector:
     def void(self, *, payment) -> Refusal | None:
         raise NotImplementedError
 
+    def refund(self, *, payment, refund) -> RefundAnswer:
+        """Send `refund` (a refunds.Refund row, unsaved, id assigned) against `payment`."""
+        raise NotImplementedError
+
+    def resolve_refund(self, *, payment, refund) -> RefundAnswer:
+        """A pending refund is due: its settled answer (`succeeded` or `failed`)."""
+        raise NotImplementedError
+
 
 @cache
 def _load(path: str) -> Connector:
     return import_string(path)()
 
 
-def connector_for(*, livemode: bool) -> Connector | None:
-    path = settings.PAYMENT_CONNECTORS.get("live" if livemode else "test")
+def _connector_named(name: str | None) -> Connector | None:
+    path = settings.PAYMENT_CONNECTORS.get(name) if name else None
     return _load(path) if path else None
 
 
-def route(*, livemode: bool, method: Method, currency: str) -> Connector:
+def _live_connector_name(*, merchant_id: str, method: Method, currency: str) -> str | None:
+    routes = Route.objects.filter(merchant_id=merchant_id, method_type=method.name)
+    name = routes.filter(currency=currency).values_list("connector", flat=True).first()
+    return None if name == TEST_CONNECTOR else name  # live keys never reach the simulator
+
+
+def connector_of(payment) -> Connector:
+    """The connector that serves an existing payment (its method, currency and mode)."""
+    method = get_method(payment.method_type)
+    return route(
+        merchant_id=payment.merchant_id,
+        livemode=payment.livemode,
+        method=method,
+        currency=payment.currency,
+    )
+
+
+def route(*, merchant_id: str, livemode: bool, method: Method, currency: str) -> Connector:
     """The connector that serves this method and currency, or 422 `no_route`."""
-    connector = connector_for(livemode=livemode)
+    name = TEST_CONNECTOR
+    if livemode:
+        name = _live_connector_name(merchant_id=merchant_id, method=method, currency=currency)
+    connector = _connector_named(name)
     if connector is None or not connector.supports(method=method, currency=currency):
         mode = "live" if livemode else "test"
         raise ProcessingFailed(

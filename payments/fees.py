@@ -6,6 +6,9 @@
     {"type": "interchange_plus", "markup_bps": 20, "fixed": {"eur": 10},
      "scheme_bps": {"visa": 25, "mastercard": 30, "default": 35}}
 
+Either shape may carry `"refund_fixed": {"eur": 10}`: what one succeeded refund costs, per
+currency (none listed: refunds are free; docs/refunds.md "Fee").
+
 Rates are integers in basis points (1/100 of a percent), fixed amounts integers in minor units
 of the payment's currency (a currency not listed pays no fixed part). Every figure is an
 integer: each component is rounded half up to the minor unit on its own, and the total is the
@@ -28,6 +31,7 @@ class Schedule:
     rate_bps: int  # blended rate, or the markup on interchange-plus
     fixed: dict[str, int] = field(default_factory=dict)
     scheme_bps: dict[str, int] = field(default_factory=dict)  # interchange-plus only
+    refund_fixed: dict[str, int] = field(default_factory=dict)
 
     def scheme_rate(self, brand: str | None) -> int:
         if self.type != "interchange_plus":
@@ -64,6 +68,7 @@ def parse_schedule(pricing: dict | None) -> Schedule:
         scheme_bps=_int_map(data.get("scheme_bps", {}), "scheme_bps")
         if kind == "interchange_plus"
         else {},
+        refund_fixed=_int_map(data.get("refund_fixed", {}), "refund_fixed"),
     )
 
 
@@ -81,3 +86,10 @@ def fees_for(*, pricing: dict | None, amount: int, currency: str, brand: str | N
         "scheme": percent_of(amount, schedule.scheme_rate(brand)),
     }
     return {"amount": sum(breakdown.values()), "currency": currency, "breakdown": breakdown}
+
+
+def refund_fee_for(*, pricing: dict | None, currency: str) -> dict:
+    """The refund's `fee` object: the schedule's fixed refund fee for the currency (the
+    payment's own fees are not given back)."""
+    fixed = parse_schedule(pricing).refund_fixed.get(currency, 0)
+    return {"amount": fixed, "currency": currency, "breakdown": {"fixed": fixed}}

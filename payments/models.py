@@ -1,9 +1,13 @@
+from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models import Q
 from django.utils import timezone
 
 from accounts.models import Merchant
+from api.currencies import CURRENCY_EXPONENTS
 from api.ids import PrefixedIdField
+from payments.methods import get_method
 from payments.states import Status
 
 
@@ -106,3 +110,39 @@ class Payment(models.Model):
 
     def __str__(self):
         return f"{self.id} {self.status} {self.amount} {self.currency}"
+
+
+TEST_CONNECTOR = "test"  # the connector test mode routes to; never reachable from live mode
+
+
+class Route(models.Model):
+    """One live-mode route of a merchant's account: the connector (a name in
+    settings.PAYMENT_CONNECTORS) that serves a method in a currency (docs/methods.md
+    "Routing"). Test mode needs none: the sandbox serves every catalogue method."""
+
+    merchant = models.ForeignKey(Merchant, on_delete=models.CASCADE, related_name="routes")
+    method_type = models.CharField(max_length=32, help_text="a wire method name")
+    currency = models.CharField(max_length=3, help_text="lowercase ISO 4217")
+    connector = models.CharField(max_length=64, help_text="a name in PAYMENT_CONNECTORS")
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["merchant", "method_type", "currency"], name="route_unique"
+            )
+        ]
+
+    def __str__(self):
+        return f"{self.method_type} {self.currency} -> {self.connector}"
+
+    def clean(self):
+        method = get_method(self.method_type)
+        problems = {}
+        if method is None:
+            problems["method_type"] = "Not a method of the catalogue (docs/methods.md)."
+        elif self.currency not in CURRENCY_EXPONENTS or not method.serves(self.currency):
+            problems["currency"] = f"{self.method_type} does not serve {self.currency!r}."
+        if self.connector == TEST_CONNECTOR or self.connector not in settings.PAYMENT_CONNECTORS:
+            problems["connector"] = "Not a live connector named in PAYMENT_CONNECTORS."
+        if problems:
+            raise ValidationError(problems)

@@ -29,7 +29,8 @@ def due_payment_ids(*, statuses: tuple[Status, ...], limit: int) -> list[str]:
     )
 
 
-def payment_events(payment: Payment):
+def resource_events(resource):
+    """The events of a payment (or of any resource row with merchant, livemode and id)."""
     return Event.objects.filter(
-        merchant_id=payment.merchant_id, livemode=payment.livemode, resource_id=payment.pk
+        merchant_id=resource.merchant_id, livemode=resource.livemode, resource_id=resource.pk
     ).order_by("id")

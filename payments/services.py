@@ -11,13 +11,14 @@ reach the processor for one payment (docs/payments.md "Concurrency").
 import datetime
 from collections.abc import Callable
 
+from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
 from accounts.models import Merchant
 from api.errors import ProcessingFailed, ServiceError, ValidationFailed
 from events.services import emit
-from payments.connectors import Authorisation, Connector, Result, route
+from payments.connectors import Authorisation, Connector, Result, connector_of, route
 from payments.fees import fees_for, parse_schedule
 from payments.methods import Method, get_method
 from payments.models import Payment, empty_outcome
@@ -28,9 +29,14 @@ from payments.tokens import card_of, token_release, token_take
 AUTOMATIC = Payment.CaptureMethod.AUTOMATIC
 
 
-def _authorise(*, connector: Connector, payment: Payment, method: Method, token_id: str):
-    """Take the token and ask the connector. If the connector could not be asked (it raised),
-    nothing was processed: the token is released and the error goes to the client."""
+def _authorise(
+    *, connector: Connector, payment: Payment, method: Method, token_id: str | None
+) -> Authorisation:
+    """Take the token (if the method is paid with one) and ask the connector. If the
+    connector could not be asked (it raised), nothing was processed: the token is released
+    and the error goes to the client."""
+    if not method.card_like:
+        return connector.authorise(payment=payment, token=None)
     token = token_take(
         merchant=payment.merchant, livemode=payment.livemode, token_id=token_id, method=method
     )
@@ -69,6 +75,8 @@ def _take_capture(payment: Payment, amount: int, now: datetime.datetime) -> None
 def _take_authorisation(payment: Payment, auth: Authorisation, now: datetime.datetime) -> Status:
     """Write a connector's answer onto the payment; -> the status it lands in."""
     payment.outcome = {**empty_outcome(), **auth.outcome}
+    if auth.details is not None:
+        payment.method_details = auth.details
     if auth.result == Result.APPROVED:
         payment.authorized_at = now
         if payment.capture_method == AUTOMATIC:
@@ -111,7 +119,9 @@ def _emit(payment: Payment, event_type: str, before: dict | None, api_version: s
     )
 
 
-def _lock(payment: Payment) -> Payment:
+def payment_lock(payment: Payment) -> Payment:
+    """The payment row, locked until the caller's transaction ends (every writer locks it
+    first, so racing writers serialise)."""
     return (
         Payment.objects.select_for_update(of=("self",))
         .select_related("merchant")
@@ -134,7 +144,7 @@ def _change(
     records a refusal the spec reports as an event (`refusal_event`) rather than a rollback.
     """
     with transaction.atomic():
-        locked = _lock(payment)
+        locked = payment_lock(payment)
         check_transition(locked.status, trigger)
         before = payment_to_dict(locked)
         target = apply(locked, timezone.now())
@@ -147,6 +157,22 @@ def _change(
     return locked
 
 
+def payment_refund_succeeded(*, locked: Payment, amount: int) -> None:
+    """Count a succeeded refund of `amount`: `amount_refunded` grows and the status moves to
+    `partially_refunded` or, once everything captured is refunded, `refunded`.
+
+    Runs inside the caller's transaction on a row it got from `payment_lock`. The spec's
+    catalogue has no payment event for these statuses: the caller's `refund.succeeded`,
+    written in the same transaction, reports the change (docs/refunds.md "Events").
+    """
+    refunded = locked.amount_refunded + amount
+    target = Status.REFUNDED if refunded >= locked.amount_captured else Status.PARTIALLY_REFUNDED
+    check_transition(locked.status, Trigger.REFUND, target)
+    locked.amount_refunded = refunded
+    locked.status = target
+    locked.save(update_fields=["amount_refunded", "status"])
+
+
 # --- create and confirm ----------------------------------------------------------------------
 
 
@@ -154,10 +180,12 @@ def _check_account(merchant: Merchant, amount: int) -> None:
     """Before anything is spent: the per-transaction limit, and a pricing schedule that fees
     can be computed from (a malformed one is an operator fault: 500, nothing processed)."""
     parse_schedule(merchant.pricing)
-    if merchant.transaction_limit is not None and amount > merchant.transaction_limit:
+    limit = merchant.transaction_limit
+    if limit is None:
+        limit = settings.PAYMENT_TRANSACTION_LIMIT  # the documented default (docs/methods.md)
+    if amount > limit:
         raise ProcessingFailed(
-            f"The amount {amount} is above this account's per-transaction limit "
-            f"of {merchant.transaction_limit}.",
+            f"The amount {amount} is above this account's per-transaction limit of {limit}.",
             code="amount_above_limit",
         )
 
@@ -179,14 +207,19 @@ def payment_create(
     metadata: dict | None = None,
     api_version: str | None = None,
 ) -> Payment:
-    """Create a payment; with a token it is authorised (and maybe captured) in the same call.
+    """Create a payment; with a token, or for a method paid without one, it is authorised (and
+    maybe captured) in the same call.
 
     A decline or a processing failure is a payment too: it is committed with its events and
     returned; the caller reports it by HTTP status (spec "POST /v1/payments").
     """
     method = get_method(method_type)
+    if token_id is not None and not method.card_like:
+        raise ValidationFailed(
+            f"{method.name} is paid without a token.", param="payment_method.token"
+        )
     _check_account(merchant, amount)
-    connector = route(livemode=livemode, method=method, currency=currency)
+    connector = route(merchant_id=merchant.pk, livemode=livemode, method=method, currency=currency)
     payment = Payment(
         merchant=merchant,
         livemode=livemode,
@@ -203,7 +236,7 @@ def payment_create(
         metadata=metadata or {},
     )
     auth = None
-    if token_id is not None:
+    if token_id is not None or not method.card_like:  # alternative methods never wait
         auth = _authorise(connector=connector, payment=payment, method=method, token_id=token_id)
     now = timezone.now()
     payment.created = now
@@ -233,7 +266,7 @@ def payment_confirm(
             f"This payment was created for {payment.method_type}, not {method.name}.",
             param="payment_method.type",
         )
-    connector = route(livemode=payment.livemode, method=method, currency=payment.currency)
+    connector = connector_of(payment)
     auth = _authorise(connector=connector, payment=payment, method=method, token_id=token_id)
 
     def apply(locked: Payment, now: datetime.datetime) -> Status:
@@ -246,18 +279,13 @@ def payment_confirm(
 # --- after authorisation ---------------------------------------------------------------------
 
 
-def _connector_of(payment: Payment) -> Connector:
-    method = get_method(payment.method_type)
-    return route(livemode=payment.livemode, method=method, currency=payment.currency)
-
-
 def payment_complete_action(
     *, payment: Payment, details: dict, api_version: str | None = None
 ) -> Payment:
     """The payer finished (or abandoned) the challenge; `details` go to the connector."""
 
     def apply(locked: Payment, now: datetime.datetime) -> Status:
-        auth = _connector_of(locked).complete_action(payment=locked, details=details)
+        auth = connector_of(locked).complete_action(payment=locked, details=details)
         return _take_authorisation(locked, auth, now)
 
     return _change(payment, Trigger.PAYER_ACTION, apply, api_version=api_version)
@@ -267,7 +295,7 @@ def payment_resolve(*, payment: Payment, api_version: str | None = None) -> Paym
     """Settle a processing payment now (sandbox advance, a read after its time, beat)."""
 
     def apply(locked: Payment, now: datetime.datetime) -> Status:
-        return _take_authorisation(locked, _connector_of(locked).resolve(payment=locked), now)
+        return _take_authorisation(locked, connector_of(locked).resolve(payment=locked), now)
 
     return _change(payment, Trigger.RESOLVE, apply, api_version=api_version)
 
@@ -305,7 +333,7 @@ def payment_capture(
                 f"amount {to_capture} is above the authorised amount {locked.amount}.",
                 param="amount",
             )
-        refusal = _connector_of(locked).capture(payment=locked, amount=to_capture)
+        refusal = connector_of(locked).capture(payment=locked, amount=to_capture)
         if refusal is not None:
             refused.append(refusal)
             return Status.AUTHORIZED
@@ -334,7 +362,7 @@ def payment_cancel(*, payment: Payment, api_version: str | None = None) -> Payme
 
     def apply(locked: Payment, now: datetime.datetime) -> Status:
         if locked.status == Status.AUTHORIZED:
-            refusal = _connector_of(locked).void(payment=locked)
+            refusal = connector_of(locked).void(payment=locked)
             if refusal is not None:
                 raise ProcessingFailed(
                     f"The void of {locked.id} was refused: {refusal.reason} "

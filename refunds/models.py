@@ -1,0 +1,36 @@
+from django.db import models
+from django.db.models import Q
+from django.utils import timezone
+
+from accounts.models import Merchant
+from api.ids import PrefixedIdField
+from payments.models import Payment
+from refunds.states import RefundStatus
+
+
+class Refund(models.Model):
+    """Money given back against a captured payment (spec "Refund object"). Status changes
+    only through refunds.services, under the payment's row lock."""
+
+    id = PrefixedIdField(prefix="ref")
+    merchant = models.ForeignKey(Merchant, on_delete=models.PROTECT, related_name="refunds")
+    livemode = models.BooleanField()
+    payment = models.ForeignKey(Payment, on_delete=models.PROTECT, related_name="refunds")
+    amount = models.BigIntegerField()
+    currency = models.CharField(max_length=3)
+    status = models.CharField(max_length=16, choices=RefundStatus.choices)
+    reason = models.CharField(max_length=200, null=True, blank=True)
+    failure_code = models.CharField(max_length=40, null=True, blank=True)
+    fee = models.JSONField(null=True, blank=True)
+    metadata = models.JSONField(default=dict, blank=True)
+    created = models.DateTimeField(default=timezone.now)
+    # When a pending refund is asked about again; null once it has settled.
+    due_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["due_at"], condition=Q(due_at__isnull=False), name="refund_due"),
+        ]
+
+    def __str__(self):
+        return f"{self.id} {self.status} {self.amount} {self.currency}"

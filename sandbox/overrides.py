@@ -6,17 +6,25 @@ Every key is listed with its description in `GET /v1/sandbox/test-cards`. A malf
 
 from api.errors import ValidationFailed
 from payments.declines import DECLINES
+from refunds.states import FAILURE_CODES
 
 OUTCOME = "_svc_test_outcome"
 LATENCY_MS = "_svc_test_latency_ms"
 HTTP_ERROR = "_svc_test_http_error"
 REFUSE_CAPTURE = "_svc_test_refuse_capture"
 REFUSE_VOID = "_svc_test_refuse_void"
+REFUND_OUTCOME = "_svc_test_refund_outcome"  # in the refund's metadata, not the payment's
 
 MAX_LATENCY_MS = 10_000
 HTTP_ERROR_STATUSES = (400, 401, 402, 403, 404, 409, 422, 429, 500, 502, 503, 504)
 OUTCOME_VALUES = ("approved", "failed", "requires_action") + tuple(
     f"declined:{code}" for code in DECLINES
+)
+REFUND_OUTCOME_VALUES = (
+    "succeeded",
+    "pending",
+    *(f"failed:{code}" for code in FAILURE_CODES),
+    *(f"pending>failed:{code}" for code in FAILURE_CODES),
 )
 
 DESCRIPTIONS: dict[str, str] = {
@@ -33,6 +41,10 @@ DESCRIPTIONS: dict[str, str] = {
     "capture_failed, payment.capture_failed; the payment stays authorized).",
     REFUSE_VOID: "true: the processor refuses to void this payment's authorisation (422 "
     "void_failed; the payment stays authorized).",
+    REFUND_OUTCOME: "In a refund's metadata: succeeded, pending (succeeds 30 seconds later), "
+    "failed:<failure_code> or pending>failed:<failure_code>, failure codes: "
+    + ", ".join(FAILURE_CODES)
+    + ".",
 }
 
 
@@ -46,6 +58,13 @@ def outcome(metadata: dict) -> str | None:
         raise _invalid(
             OUTCOME, "must be approved, declined:<decline_code>, failed or requires_action."
         )
+    return value
+
+
+def refund_outcome(metadata: dict) -> str | None:
+    value = metadata.get(REFUND_OUTCOME)
+    if value is not None and value not in REFUND_OUTCOME_VALUES:
+        raise _invalid(REFUND_OUTCOME, DESCRIPTIONS[REFUND_OUTCOME])
     return value
 
 

@@ -6,6 +6,7 @@ from django.db import connection
 from rest_framework.test import APIClient
 
 from accounts.services import merchant_create
+from tests.racing import Api
 
 
 def key_client(secret: str | None) -> APIClient:
@@ -74,6 +75,12 @@ def staff_client(client, db):
 @pytest.fixture
 def anonymous_api():
     return key_client(None)
+
+
+@pytest.fixture
+def http(live_server, new_merchant):
+    """The merchant's test secret key against a live server: for real parallel requests."""
+    return Api(live_server.url, new_merchant.keys["test"]["secret"].secret)
 
 
 def on_postgres() -> bool:

@@ -7,6 +7,8 @@ from accounts.models import ApiKey, Merchant
 from accounts.services import api_key_issue
 from payments.models import Payment, Token
 from payments.states import Status
+from refunds.models import Refund
+from refunds.states import RefundStatus
 
 
 class MerchantFactory(factory.django.DjangoModelFactory):
@@ -119,3 +121,28 @@ class PaymentFactory(factory.django.DjangoModelFactory):
             card=factory.LazyFunction(lambda: card_details("400000", "3220")),
             token__planned_outcome="requires_action>approved",
         )
+
+
+class RefundFactory(factory.django.DjangoModelFactory):
+    """A refund row of a captured payment; `succeeded` by default, traits for the others."""
+
+    class Meta:
+        model = Refund
+
+    payment = factory.SubFactory(PaymentFactory, captured=True)
+    merchant = factory.SelfAttribute("payment.merchant")
+    livemode = factory.SelfAttribute("payment.livemode")
+    amount = factory.SelfAttribute("payment.amount_captured")
+    currency = factory.SelfAttribute("payment.currency")
+    status = RefundStatus.SUCCEEDED
+    fee = factory.LazyAttribute(
+        lambda r: {"amount": 0, "currency": r.currency, "breakdown": {"fixed": 0}}
+    )
+
+    class Params:
+        pending = factory.Trait(
+            status=RefundStatus.PENDING,
+            fee=None,
+            due_at=factory.LazyFunction(lambda: timezone.now() + datetime.timedelta(seconds=30)),
+        )
+        failed = factory.Trait(status=RefundStatus.FAILED, fee=None, failure_code="declined")

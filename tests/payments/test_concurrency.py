@@ -1,57 +1,15 @@
 """Races on one payment leave exactly one winner: real parallel HTTP requests against a live
 server, each on its own database connection, serialised only by the payment's row lock."""
 
-import threading
 from collections import Counter
 
 import pytest
-import requests
 
 from events.models import Event
 from payments.models import Payment
+from tests.racing import race
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
-
-CARD = {"number": "4242424242424242", "exp_month": 12, "exp_year": 2099, "cvc": "123"}
-
-
-class Api:
-    def __init__(self, base: str, key: str):
-        self.base, self.headers = base, {"Authorization": f"Bearer {key}"}
-
-    def post(self, path: str, body: dict | None = None) -> requests.Response:
-        return requests.post(self.base + path, json=body or {}, headers=self.headers, timeout=30)
-
-    def payment(self, number: str, **fields) -> dict:
-        token = self.post("/v1/sandbox/tokens", {**CARD, "number": number}).json()["id"]
-        body = {"amount": 1000, "currency": "eur", "reference": "race", **fields}
-        body["payment_method"] = {"type": "card", "token": token}
-        response = self.post("/v1/payments", body)
-        assert response.status_code == 201, response.content
-        return response.json()
-
-
-@pytest.fixture
-def http(live_server, new_merchant):
-    return Api(live_server.url, new_merchant.keys["test"]["secret"].secret)
-
-
-def race(http: Api, paths: list[str]) -> list[tuple[str, int, str | None]]:
-    """POST every path at once (a barrier releases all threads together)."""
-    barrier, results = threading.Barrier(len(paths)), []
-
-    def hit(path):
-        barrier.wait()
-        response = http.post(path)
-        error = response.json().get("error", {}) if response.status_code != 200 else {}
-        results.append((path.rsplit("/", 1)[-1], response.status_code, error.get("code")))
-
-    threads = [threading.Thread(target=hit, args=(path,)) for path in paths]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    return results
 
 
 def winners(results):

@@ -41,7 +41,7 @@ def test_every_override_key_is_described(api):
         for name, value in vars(overrides).items()
         if name.isupper() and isinstance(value, str) and value.startswith("_svc_test_")
     ]
-    assert set(described) == set(keys) and len(keys) == 5
+    assert set(described) == set(keys) and len(keys) == 6
     assert all(isinstance(text, str) and text for text in described.values())
 
 

@@ -1,0 +1,28 @@
+"""Beat task: settle pending refunds whose time has come (docs/refunds.md "Pending refunds").
+
+Safe to run twice or concurrently: the service re-checks each refund under the payment's row
+lock, so a refund settled meanwhile is left alone.
+"""
+
+import logging
+
+from celery import shared_task
+
+from api.errors import ServiceError
+from refunds import selectors, services
+
+BATCH_SIZE = 500  # the next tick, 10 s later, takes the rest
+
+log = logging.getLogger(__name__)
+
+
+@shared_task
+def resolve_due_refunds() -> int:
+    due = list(selectors.due_refunds(limit=BATCH_SIZE))
+    for refund in due:
+        try:
+            services.refund_resolve(refund=refund)
+        except ServiceError as exc:
+            # One refund the connector cannot serve must not stop the others; it stays due.
+            log.error("could not settle %s: %s (%s)", refund.pk, exc.message, exc.code)
+    return len(due)

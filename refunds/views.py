@@ -1,0 +1,30 @@
+"""Refund endpoints (spec "Endpoints > POST /v1/payments/:id/refunds, GET /v1/refunds/:id"):
+thin views over refunds.services. There is no refunds list (config.urls answers 404)."""
+
+from rest_framework.response import Response
+
+from api.views import ServiceAPIView
+from payments.selectors import payment_get
+from payments.views import validated
+from refunds import selectors, services
+from refunds.serializers import RefundCreateInput, refund_to_dict
+
+
+class PaymentRefundCreate(ServiceAPIView):
+    def post(self, request, payment_id):
+        data = validated(RefundCreateInput, request.data)
+        payment = payment_get(
+            merchant=request.merchant, livemode=request.livemode, payment_id=payment_id
+        )
+        refund = services.refund_create(payment=payment, api_version=request.api_version, **data)
+        return Response(refund_to_dict(refund), status=201)
+
+
+class RefundDetail(ServiceAPIView):
+    def get(self, request, refund_id):
+        refund = selectors.refund_get(
+            merchant=request.merchant, livemode=request.livemode, refund_id=refund_id
+        )
+        # A pending refund past its time is settled before anyone sees it.
+        refund = services.refund_resolve_if_due(refund=refund, api_version=request.api_version)
+        return Response(refund_to_dict(refund))
