@@ -2,6 +2,7 @@
 metadata, and time filters."""
 
 import datetime
+import math
 
 from rest_framework import serializers
 
@@ -57,6 +58,9 @@ class MetadataField(serializers.Field):
             raise serializers.ValidationError("metadata must be an object.")
         if len(data) > MAX_METADATA_KEYS:
             raise serializers.ValidationError(f"metadata has more than {MAX_METADATA_KEYS} keys.")
+        if any("\x00" in key for key in data):
+            # Named as `metadata`, not `metadata.<key>`: the key itself is what cannot be stored.
+            raise serializers.ValidationError("metadata keys must not contain NUL characters.")
         errors = {}
         for key, value in data.items():
             problem = _metadata_problem(key, value)
@@ -77,7 +81,11 @@ def _metadata_problem(key: str, value) -> str | None:
     if isinstance(value, str):
         if len(value) > MAX_METADATA_VALUE_LENGTH:
             return f"metadata values must be at most {MAX_METADATA_VALUE_LENGTH} characters."
+        if "\x00" in value:  # PostgreSQL's jsonb cannot hold U+0000 (and no other field takes it)
+            return "metadata values must not contain NUL characters."
         return None
+    if isinstance(value, float) and not math.isfinite(value):
+        return "metadata numbers must be finite."  # 1e400 parses as infinity: not storable
     if value is None or isinstance(value, (bool, int, float)):
         return None
     return "metadata values must be a string, a number, a boolean or null."
@@ -99,4 +107,7 @@ def parse_time_filter(value: str) -> datetime.datetime | None:
         return None
     if parsed.tzinfo is None:
         return None
-    return parsed.astimezone(datetime.UTC)
+    try:
+        return parsed.astimezone(datetime.UTC)
+    except OverflowError:  # 9999-12-31T23:00:00-14:00 has no UTC form within datetime's range
+        return None

@@ -16,11 +16,21 @@ def _refuse_constant(name):
     raise ValueError(f"{name} is not valid JSON")
 
 
+def _refuse_unpaired_surrogates(value) -> None:
+    """A `\\ud800` escape with no partner decodes to a string that is not Unicode text: it can
+    be neither stored (PostgreSQL refuses it) nor sent back as UTF-8, so the body is refused
+    here rather than as a 500 later (RFC 7493, I-JSON: strings must be valid Unicode)."""
+    json.dumps(value, ensure_ascii=False).encode("utf-8")  # UnicodeEncodeError if one is there
+
+
 def parse_json_body(raw: bytes):
-    """Strict JSON: UTF-8 only, no NaN/Infinity."""
+    """Strict JSON: UTF-8 only, no NaN/Infinity, no unpaired surrogate escapes."""
     try:
-        return json.loads(raw.decode("utf-8"), parse_constant=_refuse_constant)
-    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+        value = json.loads(raw.decode("utf-8"), parse_constant=_refuse_constant)
+        if b"\\u" in raw:  # raw UTF-8 cannot carry a surrogate; only an escape can
+            _refuse_unpaired_surrogates(value)
+        return value
+    except (UnicodeError, ValueError, RecursionError) as exc:
         raise ParseError("The request body is not valid JSON.") from exc
 
 

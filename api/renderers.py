@@ -22,7 +22,13 @@ class _Encoder(json.JSONEncoder):
 
 def dumps(data) -> bytes:
     """The one JSON encoding of the service (API responses, error pages, event payloads)."""
-    return json.dumps(data, cls=_Encoder, ensure_ascii=False, separators=(",", ":")).encode()
+    try:
+        return json.dumps(data, cls=_Encoder, ensure_ascii=False, separators=(",", ":")).encode()
+    except UnicodeEncodeError:
+        # An unpaired surrogate (say an error naming a field whose key is one, found by the
+        # raw-card guard before the body is parsed) has no UTF-8 form: escape it instead of
+        # failing the response. Stored data never holds one (api.parsers refuses them).
+        return json.dumps(data, cls=_Encoder, ensure_ascii=True, separators=(",", ":")).encode()
 
 
 class ServiceJSONRenderer(JSONRenderer):

@@ -4,7 +4,7 @@ from django.conf import settings
 from rest_framework.views import APIView
 
 from api.carddata import refuse_raw_card_data
-from api.errors import ApiFailure, unrecognized_url
+from api.errors import ApiFailure, ValidationFailed, unrecognized_url
 from api.idempotency import (
     Claim,
     idempotency_claim,
@@ -24,6 +24,15 @@ class _Replay(Exception):
     def __init__(self, response):
         super().__init__("idempotent replay")
         self.response = response
+
+
+def require_json_object(request) -> None:
+    """Every POST body is a JSON object (or empty), also on endpoints that read nothing from it
+    (cancel, advance): spec "Errors > Types", a body that is not valid JSON is 400, so `{` is
+    never answered as if it were no body. After the idempotency claim, so a replay of it is
+    the same 400, as for any other validation failure."""
+    if not isinstance(request.data, dict):  # parsing raises ParseError -> 400 invalid_json
+        raise ValidationFailed("The request body must be a JSON object.")
 
 
 class ServiceAPIView(APIView):
@@ -53,6 +62,8 @@ class ServiceAPIView(APIView):
             # reach the idempotency table.
             refuse_raw_card_data(body)
         self._held_claim = self.claim_idempotency_key(request, body)
+        if request.method == "POST":
+            require_json_object(request)
 
     def claim_idempotency_key(self, request, body: bytes) -> Claim | None:
         """Only POSTs with the header are idempotent; a POST without one runs once, unguarded

@@ -3,13 +3,20 @@
 from django.utils import timezone
 
 from api.errors import not_found
+from api.ids import is_id
 from events.models import Event
 from payments.models import Payment
 from payments.states import Status
 
 
 def payment_get(*, merchant, livemode: bool, payment_id: str) -> Payment:
-    """The merchant's payment in this mode, or 404 (another merchant's is indistinguishable)."""
+    """The merchant's payment in this mode, or 404 (another merchant's is indistinguishable).
+
+    A path segment that is not a `pay_` id is not looked up: it cannot name a payment, and
+    some (a NUL byte) cannot even be sent to PostgreSQL.
+    """
+    if not is_id(payment_id, "pay"):
+        raise not_found("payment")
     payment = Payment.objects.filter(merchant=merchant, livemode=livemode, pk=payment_id).first()
     if payment is None:
         raise not_found("payment")

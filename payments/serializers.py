@@ -1,6 +1,7 @@
 """Payments on the wire: input serializers (kept apart) and the one renderer of a payment,
 used for API responses and event payloads alike."""
 
+from django.core.validators import RegexValidator
 from rest_framework import serializers
 
 from api.currencies import normalise_currency
@@ -82,7 +83,7 @@ class CustomerInput(serializers.Serializer):
     billing_address = BillingAddressInput(required=False, allow_null=True)
 
 
-STATEMENT_DESCRIPTOR = r"^[A-Za-z0-9 *.\-]{2,22}$"
+STATEMENT_DESCRIPTOR = r"\A[A-Za-z0-9 *.\-]{2,22}\Z"  # \Z: `$` would let "ab\n" through
 
 
 class PaymentCreateInput(serializers.Serializer):
@@ -96,13 +97,15 @@ class PaymentCreateInput(serializers.Serializer):
     description = StrictCharField(required=False, allow_null=True, allow_blank=True, max_length=500)
     customer = CustomerInput(required=False, allow_null=True)
     return_url = HttpsUrlField(required=False, allow_null=True)
-    statement_descriptor = serializers.RegexField(
-        STATEMENT_DESCRIPTOR,
+    statement_descriptor = StrictCharField(
         required=False,
         allow_null=True,
-        error_messages={
-            "invalid": "Must be 2-22 characters: letters, digits, spaces, '*', '.', '-'."
-        },
+        validators=[
+            RegexValidator(
+                STATEMENT_DESCRIPTOR,
+                "Must be 2-22 characters: letters, digits, spaces, '*', '.', '-'.",
+            )
+        ],
     )
     metadata = MetadataField(required=False)
 
@@ -213,6 +216,12 @@ def _time(value: str):
     return parsed
 
 
+def _reference(value: str) -> str:
+    if "\x00" in value:  # no reference holds one (they are refused on create), nor can SQL
+        raise ValueError("Must not contain NUL characters.")
+    return value
+
+
 def _amount(value: str) -> int:
     if not (value.isascii() and value.isdigit()) or int(value) >= 2**53:
         raise ValueError("Must be a non-negative integer in minor units, below 2^53.")
@@ -223,7 +232,7 @@ def _amount(value: str) -> int:
 LIST_FILTERS = {
     "status": ("status__in", _statuses),
     "currency": ("currency", _currency),
-    "reference": ("reference", str),
+    "reference": ("reference", _reference),
     "customer": ("customer", _customer),
     "method_type": ("method_type", _method_type),
     "created[gte]": ("created__gte", _time),

@@ -4,12 +4,16 @@ from django.db.models import Sum
 from django.utils import timezone
 
 from api.errors import not_found
+from api.ids import is_id
 from refunds.models import Refund
 from refunds.states import RefundStatus
 
 
 def refund_get(*, merchant, livemode: bool, refund_id: str) -> Refund:
-    """The merchant's refund in this mode, or 404 (another merchant's is indistinguishable)."""
+    """The merchant's refund in this mode, or 404 (another merchant's is indistinguishable);
+    a path segment that is not a `ref_` id is not looked up (see `payment_get`)."""
+    if not is_id(refund_id, "ref"):
+        raise not_found("refund")
     refund = (
         Refund.objects.select_related("payment__merchant")
         .filter(merchant=merchant, livemode=livemode, pk=refund_id)

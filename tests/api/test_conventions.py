@@ -71,7 +71,17 @@ def test_unhandled_exception_is_500_envelope_without_stack_trace(api, settings):
 
 @pytest.mark.parametrize(
     "raw",
-    [b"{", b"{'amount': 1}", b"[1,", b"NaN", b'{"amount": NaN}', '{"a": "\xe9"}'.encode("latin-1")],
+    [
+        b"{",
+        b"{'amount': 1}",
+        b"[1,",
+        b"NaN",
+        b'{"amount": NaN}',
+        '{"a": "\xe9"}'.encode("latin-1"),
+        # Unpaired surrogate escapes decode to strings with no UTF-8 form (I-JSON forbids them).
+        b'{"note": "\\ud800"}',
+        b'{"\\udfff": 1}',
+    ],
 )
 def test_invalid_json_is_400_invalid_json(api, raw):
     response = api.post("/v1/test/echo", raw, content_type="application/json")
@@ -191,3 +201,21 @@ def test_expand_is_accepted_and_ignored(api):
     plain = api.get("/v1/test/keys").json()
     expanded = api.get("/v1/test/keys", {"expand[]": "data.merchant"}).json()
     assert plain == expanded
+
+
+def test_a_paired_surrogate_escape_is_ordinary_text(api):
+    response = api.post(
+        "/v1/test/echo",
+        b'{"amount": 1, "currency": "eur", "note": "\\ud83d\\ude00"}',
+        content_type="application/json",
+    )
+    assert response.status_code == 201, response.content
+
+
+def test_an_error_naming_an_unpaired_surrogate_key_still_renders(api):
+    # The guard runs before parsing, so its `param` may carry such a key: the envelope must
+    # still be sent (escaped), never a 500.
+    raw = b'{"\\ud800": {"cvc": "123"}}'
+    response = api.post("/v1/test/accept", raw, content_type="application/json")
+    body = error_of(response, 400, "validation_error", "raw_card_data_not_allowed")
+    assert body["param"] == "\ud800.cvc"

@@ -21,6 +21,8 @@ def test_currency_table_counts_match_the_spec():
         ("2026-01-01T00:00:00", None),  # no zone: ambiguous, refused
         ("yesterday", None),
         ("99999999999999999999", None),
+        ("9999-12-31T23:59:59-14:00", None),  # no UTC form in range: not an OverflowError
+        ("0001-01-01T00:00:00+01:00", None),
     ],
 )
 def test_time_filters_accept_rfc3339_or_unix_seconds(value, expected):

@@ -128,3 +128,18 @@ def test_other_merchant_cannot_capture_or_cancel(api, other_api):
     payment = authorized(api)
     error_of(capture(other_api, payment["id"]), 404, "not_found_error", "resource_not_found")
     error_of(cancel(other_api, payment["id"]), 404, "not_found_error", "resource_not_found")
+
+
+@pytest.mark.parametrize(
+    "raw, code", [(b"{", "invalid_json"), (b"[]", "invalid_parameter"), (b"5", "invalid_parameter")]
+)
+@pytest.mark.parametrize("action", ["cancel", "captures"])
+def test_a_body_that_is_not_a_json_object_is_400_and_nothing_happens(api, raw, code, action):
+    """Spec "Errors > Types": a body that is not valid JSON is 400 validation_error, also on
+    cancel, which takes no body (the body used to be ignored and the payment voided)."""
+    payment = authorized(api)
+    response = api.generic(
+        "POST", f"/v1/payments/{payment['id']}/{action}", raw, content_type="application/json"
+    )
+    error_of(response, 400, "validation_error", code)
+    assert api.get(f"/v1/payments/{payment['id']}").json()["status"] == "authorized"

@@ -1,6 +1,7 @@
 """POST /v1/payments (spec "Endpoints > Payments"): the outcome carried by the HTTP status."""
 
 import datetime
+import json
 
 import pytest
 
@@ -249,9 +250,14 @@ def test_optional_fields_round_trip(api):
         ({"statement_descriptor": "A"}, "statement_descriptor"),
         ({"statement_descriptor": "S" * 23}, "statement_descriptor"),
         ({"statement_descriptor": "NO_UNDERSCORES"}, "statement_descriptor"),
+        ({"statement_descriptor": 12345}, "statement_descriptor"),  # a string, not coerced
+        ({"statement_descriptor": "SHOP\n"}, "statement_descriptor"),  # `$` let this through
         ({"metadata": {f"k{i}": "v" for i in range(51)}}, "metadata"),
         ({"metadata": {"k" * 41: "v"}}, "metadata." + "k" * 41),
         ({"metadata": {"k": "v" * 501}}, "metadata.k"),
+        # Values PostgreSQL's jsonb cannot hold were a 500 after the row was half-written.
+        ({"metadata": {"k": "a\x00b"}}, "metadata.k"),
+        ({"metadata": {"a\x00b": "v"}}, "metadata"),
         ({"capture_method": "later"}, "capture_method"),
         ({"payment_method": {"type": "cash"}}, "payment_method.type"),
         ({"payment_method": {}}, "payment_method.type"),
@@ -290,3 +296,19 @@ def test_a_malformed_pricing_schedule_fails_before_anything_is_spent(api, mercha
     response = api.post("/v1/payments", payment_body(token), format="json")
     error_of(response, 500, "api_error", "internal_error")
     assert Token.objects.get(pk=token).used_at is None and not Payment.objects.exists()
+
+
+@pytest.mark.parametrize(
+    "metadata_json",
+    [
+        '{"k": 1e400}',  # parses as infinity: no JSON (and no jsonb) form
+        '{"k": "\\ud800"}',  # an unpaired surrogate escape: not Unicode text
+        '{"\\udc00": "v"}',
+    ],
+)
+def test_metadata_that_cannot_be_stored_is_400_and_nothing_is_written(api, metadata_json):
+    body = json.dumps(payment_body(tokenize(api)))[:-1] + f', "metadata": {metadata_json}}}'
+    response = api.generic("POST", "/v1/payments", body, content_type="application/json")
+    assert response.status_code == 400, response.content
+    assert response.json()["error"]["type"] == "validation_error"
+    assert not Payment.objects.exists()

@@ -19,9 +19,18 @@ def test_get_returns_the_payment(api):
     assert response.status_code == 200 and response.json() == payment
 
 
-@pytest.mark.parametrize("payment_id", ["pay_01J00000000000000000000000", "nope"])
+@pytest.mark.parametrize(
+    "payment_id", ["pay_01J00000000000000000000000", "nope", "pay_%00", "%00", "x" * 300]
+)
 def test_unknown_payment_is_404(api, payment_id):
     error_of(api.get(f"/v1/payments/{payment_id}"), 404, "not_found_error", "resource_not_found")
+    for action in ("captures", "cancel", "refunds"):  # bodies valid as sent
+        error_of(
+            api.post(f"/v1/payments/{payment_id}/{action}", {}, format="json"),
+            404,
+            "not_found_error",
+            "resource_not_found",
+        )
 
 
 def test_other_merchant_and_other_mode_do_not_see_it(api, other_api, live_api):
@@ -117,6 +126,10 @@ def test_filters_combine_with_and(api, population, params, expected):
         ("method_type", "cash"),
         ("created[gte]", "yesterday"),
         ("created[lte]", "2030-01-01T00:00:00"),
+        # Valid RFC 3339 whose UTC form is outside the datetime range: was an OverflowError.
+        ("created[gte]", "9999-12-31T23:59:59-14:00"),
+        ("created[lte]", "0001-01-01T00:00:00+14:00"),
+        ("reference", "a\x00b"),  # PostgreSQL cannot take a NUL: was a 500
         ("amount[gte]", "-1"),
         ("amount[lte]", "1.5"),
         ("limit", "0"),

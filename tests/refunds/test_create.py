@@ -117,6 +117,8 @@ def test_a_payment_not_captured_is_not_refundable(api, number, fields):
         ({"metadata": {"k" * 41: "v"}}, "metadata." + "k" * 41),
         ({"metadata": {"k": "v" * 501}}, "metadata.k"),
         ({"metadata": {"k": ["list"]}}, "metadata.k"),
+        ({"metadata": {"k": "a\x00b"}}, "metadata.k"),  # jsonb cannot hold it: was a 500
+        ({"reason": "a\x00b"}, "reason"),
     ],
 )
 def test_limits_are_validated_with_the_right_param(api, body, param):
@@ -148,6 +150,11 @@ def test_other_merchants_and_modes_get_404(api, other_api, live_api):
         "resource_not_found",
     )
     assert Refund.objects.count() == 1
+
+
+@pytest.mark.parametrize("refund_id", ["ref_%00", "%00", "pay_01J00000000000000000000000"])
+def test_a_malformed_refund_id_is_404(api, refund_id):
+    error_of(api.get(f"/v1/refunds/{refund_id}"), 404, "not_found_error", "resource_not_found")
 
 
 @pytest.mark.parametrize("path", ["/v1/refunds", "/v1/refunds/"])

@@ -47,3 +47,12 @@ def test_publishable_key_cannot_advance(api, publishable_api):
     payment = created(api, ASYNC)
     response = publishable_api.post(f"/v1/sandbox/advance/{payment['id']}")
     error_of(response, 403, "authorization_error", "secret_key_required")
+
+
+def test_advance_refuses_a_body_that_is_not_json_and_leaves_the_payment_processing(api):
+    payment = created(api, ASYNC)
+    response = api.generic(
+        "POST", f"/v1/sandbox/advance/{payment['id']}", b"{", content_type="application/json"
+    )
+    error_of(response, 400, "validation_error", "invalid_json")
+    assert api.get(f"/v1/payments/{payment['id']}").json()["status"] == "processing"
