@@ -129,6 +129,19 @@ def payment_lock(payment: Payment) -> Payment:
     )
 
 
+def _lifetime_over(payment: Payment, now: datetime.datetime) -> bool:
+    """Its time in a status with a lifetime (pending, requires_action, authorized) has run out,
+    whether or not the expiry sweep (every 60 s) has reached it yet."""
+    return payment.status in LIFETIMES and payment.due_at is not None and payment.due_at <= now
+
+
+def _expire(locked: Payment, now: datetime.datetime) -> Status:
+    if not _lifetime_over(locked, now):
+        raise ProcessingFailed("Not due yet.", code="payment_not_expirable")
+    _enter(locked, Status.EXPIRED, now)
+    return Status.EXPIRED
+
+
 def _change(
     payment: Payment,
     trigger: Trigger,
@@ -142,19 +155,34 @@ def _change(
     `apply(locked, now)` runs under the lock, writes the new state onto the row and returns
     its status; it may raise to refuse (nothing is written). Returning the status unchanged
     records a refusal the spec reports as an event (`refusal_event`) rather than a rollback.
+
+    A payment whose lifetime is over is expired first and `trigger` refused as for any expired
+    payment (spec "Payment statuses": pending and requires_action expire after 1 hour,
+    authorized after 7 days): a capture must never take an authorisation that lapsed a moment
+    before the sweep came, nor a cancel void one. The expiry is committed, then refused.
     """
     with transaction.atomic():
         locked = payment_lock(payment)
-        check_transition(locked.status, trigger)
-        before = payment_to_dict(locked)
-        target = apply(locked, timezone.now())
-        if target == before["status"] and refusal_event:
-            _emit(locked, refusal_event, before, api_version)
-            return locked
-        check_transition(before["status"], trigger, target)
-        locked.save()
-        _emit(locked, _status_event(locked), before, api_version)
+        lapsed = trigger != Trigger.EXPIRE and _lifetime_over(locked, timezone.now())
+        if lapsed:
+            _write(locked, Trigger.EXPIRE, _expire, api_version=api_version)
+        else:
+            _write(locked, trigger, apply, api_version=api_version, refusal_event=refusal_event)
+    if lapsed:
+        check_transition(locked.status, trigger)  # raises the trigger's refusal for `expired`
     return locked
+
+
+def _write(locked: Payment, trigger: Trigger, apply, *, api_version, refusal_event=None) -> None:
+    check_transition(locked.status, trigger)
+    before = payment_to_dict(locked)
+    target = apply(locked, timezone.now())
+    if target == before["status"] and refusal_event:
+        _emit(locked, refusal_event, before, api_version)
+        return
+    check_transition(before["status"], trigger, target)
+    locked.save()
+    _emit(locked, _status_event(locked), before, api_version)
 
 
 def payment_refund_succeeded(*, locked: Payment, amount: int) -> None:
@@ -259,6 +287,8 @@ def payment_confirm(
     *, payment: Payment, method_type: str, token_id: str, api_version: str | None = None
 ) -> Payment:
     """Attach a token to a pending payment and authorise it (the two-step flow)."""
+    if _lifetime_over(payment, timezone.now()):
+        payment = payment_expire(payment=payment)  # then refused below, token unspent
     check_transition(payment.status, Trigger.CONFIRM)  # before the token is spent
     method = get_method(method_type)
     if method.name != payment.method_type:
@@ -378,15 +408,8 @@ def payment_cancel(*, payment: Payment, api_version: str | None = None) -> Payme
 
 def payment_expire(*, payment: Payment) -> Payment:
     """Expire a payment whose lifetime has elapsed; idempotent (beat may run twice)."""
-
-    def apply(locked: Payment, now: datetime.datetime) -> Status:
-        if locked.due_at is None or locked.due_at > now:
-            raise ProcessingFailed("Not due yet.", code="payment_not_expirable")
-        _enter(locked, Status.EXPIRED, now)
-        return Status.EXPIRED
-
     try:
-        return _change(payment, Trigger.EXPIRE, apply, api_version=None)
+        return _change(payment, Trigger.EXPIRE, _expire, api_version=None)
     except ProcessingFailed:
         # Moved on meanwhile (confirmed, captured, canceled) or not due: nothing to do.
         payment.refresh_from_db()

@@ -7,9 +7,18 @@ import pytest
 from celery import current_app
 
 from payments import tasks
-from payments.models import Payment
+from payments.models import Payment, Token
 from tests.factories import PaymentFactory
-from tests.payments.support import APPROVED, ASYNC, CHALLENGE, confirm, created, event_types
+from tests.payments.support import (
+    APPROVED,
+    ASYNC,
+    CHALLENGE,
+    confirm,
+    created,
+    error_of,
+    event_types,
+    tokenize,
+)
 
 T0 = datetime.datetime(2030, 3, 1, 12, 0, tzinfo=datetime.UTC)
 
@@ -117,3 +126,52 @@ def test_a_payment_the_connector_cannot_serve_does_not_stop_the_sweep(merchant, 
     tasks.resolve_due_payments()
     assert (status_of(stuck.id), status_of(fine.id)) == ("processing", "captured")
     assert stuck.id in caplog.text and "no_route" in caplog.text
+
+
+@pytest.mark.parametrize(
+    "number, fields, lifetime, action, refusal",
+    [
+        (
+            APPROVED,
+            {"capture_method": "manual"},
+            datetime.timedelta(days=7),
+            "captures",
+            "capturable",
+        ),
+        (
+            APPROVED,
+            {"capture_method": "manual"},
+            datetime.timedelta(days=7),
+            "cancel",
+            "cancelable",
+        ),
+        (None, {}, datetime.timedelta(hours=1), "cancel", "cancelable"),
+        (CHALLENGE, {}, datetime.timedelta(hours=1), "cancel", "cancelable"),
+    ],
+)
+def test_a_lapsed_payment_is_expired_before_the_sweep_comes_and_the_action_refused(
+    api, clock, number, fields, lifetime, action, refusal
+):
+    """Spec "Payment statuses": authorized expires after 7 days, pending and requires_action
+    after 1 hour. Between that moment and the next sweep a capture used to take the lapsed
+    authorisation (and a cancel void it)."""
+    payment = created(api, number, **fields)
+    clock.shift(lifetime)
+    response = api.post(f"/v1/payments/{payment['id']}/{action}", {}, format="json")
+    error = error_of(response, 422, "processing_error", f"payment_not_{refusal}")
+    assert "expired" in error["message"]
+    body = api.get(f"/v1/payments/{payment['id']}").json()
+    assert (body["status"], body["amount_captured"], body["canceled_at"]) == ("expired", 0, None)
+    assert event_types(payment["id"])[-1] == "payment.expired"
+    assert tasks.expire_due_payments() == 0  # nothing left for the sweep
+
+
+def test_a_lapsed_pending_payment_is_not_confirmed_and_the_token_stays_unspent(api, clock):
+    pending = created(api, None)
+    clock.shift(datetime.timedelta(hours=1))
+    token = tokenize(api)  # made after the lapse: itself valid
+    body = {"payment_method": {"type": "card", "token": token}}
+    response = api.post(f"/v1/payments/{pending['id']}/confirm", body, format="json")
+    error_of(response, 422, "processing_error", "payment_not_confirmable")
+    assert status_of(pending["id"]) == "expired"
+    assert Token.objects.get(pk=token).used_at is None

@@ -1,5 +1,6 @@
 """The simulated 3-D Secure challenge page (decisions.md "Challenge page")."""
 
+import datetime
 import re
 
 import pytest
@@ -145,3 +146,13 @@ def test_without_return_url_the_page_says_done(api):
     payment = created(api, CHALLENGE)
     response = Client().post(challenge_path(payment), {"action": "approve"})
     assert response.status_code == 200 and "captured" in response.content.decode()
+
+
+def test_a_lapsed_challenge_cannot_be_approved(api, time_machine):
+    """requires_action expires after 1 hour (spec "Payment statuses"): Approve a moment later,
+    before the expiry sweep has run, used to capture the payment."""
+    payment = created(api, CHALLENGE)
+    time_machine.move_to(datetime.datetime.now(datetime.UTC) + datetime.timedelta(hours=1))
+    assert Client().post(challenge_path(payment), {"action": "approve"}).status_code == 410
+    body = api.get(f"/v1/payments/{payment['id']}").json()
+    assert body["status"] == "requires_action" and body["amount_captured"] == 0
