@@ -7,7 +7,7 @@ from rest_framework import serializers
 from rest_framework.response import Response
 
 from api.errors import NotFound, ProcessingFailed
-from api.pagination import list_envelope
+from api.pagination import list_envelope, paginate_fixed
 from api.views import ServiceAPIView
 from payments.models import Token
 from payments.selectors import payment_get
@@ -60,11 +60,15 @@ class TestCardList(ServiceAPIView):
     test_mode_only = True
 
     def get(self, request):
+        # Nine cards fit the default page, but `limit` and cursors hold here as on every list.
+        cards, has_more, next_cursor = paginate_fixed(
+            list(CARDS), request.query_params, key=lambda card: f"card_{card.number[-4:]}"
+        )
         return Response(
             list_envelope(
-                [card.as_listed() for card in CARDS],
-                has_more=False,
-                next_cursor=None,
+                [card.as_listed() for card in cards],
+                has_more=has_more,
+                next_cursor=next_cursor,
                 metadata_overrides=overrides.DESCRIPTIONS,
             )
         )
