@@ -72,9 +72,20 @@ def token_create(
     )
 
 
+# What `secrets.token_urlsafe` makes (sandbox.models.new_session_id); anything else names no
+# session and is not looked up (a NUL byte cannot even be sent to PostgreSQL).
+_SESSION_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
+
+
+def _unused_sessions(session_id: str):
+    if not _SESSION_ID.fullmatch(session_id):
+        raise NotFound("This challenge does not exist or has already been answered.")
+    return ChallengeSession.objects.filter(pk=session_id, used_at__isnull=True)
+
+
 def challenge_open(*, session_id: str) -> tuple[ChallengeSession, Payment]:
     """The unused session and its payment, or NotFound."""
-    session = ChallengeSession.objects.filter(pk=session_id, used_at__isnull=True).first()
+    session = _unused_sessions(session_id).first()
     if session is None:
         raise NotFound("This challenge does not exist or has already been answered.")
     return session, Payment.objects.select_related("merchant").get(pk=session.payment_id)
@@ -84,9 +95,7 @@ def challenge_open(*, session_id: str) -> tuple[ChallengeSession, Payment]:
 def challenge_answer(*, session_id: str, action: str) -> Payment:
     """Approve, Decline or Timeout, once: the session is spent in the same transaction that
     moves the payment on."""
-    spent = ChallengeSession.objects.filter(pk=session_id, used_at__isnull=True).update(
-        used_at=timezone.now()
-    )
+    spent = _unused_sessions(session_id).update(used_at=timezone.now())
     if not spent:
         raise NotFound("This challenge does not exist or has already been answered.")
     session = ChallengeSession.objects.get(pk=session_id)

@@ -35,7 +35,8 @@ def test_page_shows_three_buttons(api, browser):
     payment = created(api, CHALLENGE, return_url=RETURN_URL)
     page = browser.get(challenge_path(payment))
     html = page.content.decode()
-    assert page.status_code == 200 and page["Content-Type"].startswith("text/html")
+    assert page.status_code == 200 and page["Content-Type"] == "text/html; charset=utf-8"
+    assert re.fullmatch(r"req_[0-9A-HJKMNP-TV-Z]{26}", page["X-Request-Id"])  # every response
     for action in ("approve", "decline", "timeout"):
         assert f'value="{action}"' in html
     assert "4242" not in html and "3220" in html
@@ -117,6 +118,12 @@ def test_session_ids_are_unguessable_and_bound_to_one_payment(api):
     assert sessions.keys() == {first["id"], second["id"]}
     assert all(len(session_id) >= 43 for session_id in sessions.values())
     assert Client().post("/sandbox/challenge/guess", {"action": "approve"}).status_code == 404
+    for malformed in ("%00", "a%00b", "x" * 65):  # a NUL was a 500 from PostgreSQL
+        assert Client().get(f"/sandbox/challenge/{malformed}").status_code == 404
+        assert (
+            Client().post(f"/sandbox/challenge/{malformed}", {"action": "approve"}).status_code
+            == 404
+        )
     Client().post(challenge_path(first), {"action": "approve"})
     assert api.get(f"/v1/payments/{second['id']}").json()["status"] == "requires_action"
 
