@@ -312,3 +312,30 @@ def test_metadata_that_cannot_be_stored_is_400_and_nothing_is_written(api, metad
     assert response.status_code == 400, response.content
     assert response.json()["error"]["type"] == "validation_error"
     assert not Payment.objects.exists()
+
+
+def test_events_carry_the_version_in_force_for_the_request(api, settings):
+    """Spec "Versioning" 2 and 4: `Service-Version` overrides the key's version per request,
+    and the events that request writes carry it."""
+    settings.SUPPORTED_API_VERSIONS = ("2026-08-19", "2027-01-01")
+    token = tokenize(api)
+    response = api.post(
+        "/v1/payments",
+        payment_body(token, capture_method="manual"),
+        format="json",
+        HTTP_SERVICE_VERSION="2027-01-01",
+    )
+    assert response["Service-Version"] == "2027-01-01"
+    payment_id = response.json()["id"]
+    api.post(f"/v1/payments/{payment_id}/captures", {}, format="json")  # the key's version
+    api.post(
+        f"/v1/payments/{payment_id}/refunds", {}, format="json", HTTP_SERVICE_VERSION="2027-01-01"
+    )
+    versions = list(Event.objects.order_by("id").values_list("type", "api_version"))
+    assert versions == [
+        ("payment.created", "2027-01-01"),
+        ("payment.authorized", "2027-01-01"),
+        ("payment.captured", "2026-08-19"),
+        ("refund.created", "2027-01-01"),
+        ("refund.succeeded", "2027-01-01"),
+    ]
