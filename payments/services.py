@@ -346,6 +346,15 @@ def payment_resolve_if_due(*, payment: Payment, api_version: str | None = None) 
         return payment
 
 
+def payment_as_of_now(*, payment: Payment, api_version: str | None = None) -> Payment:
+    """The payment as time has already made it, for a read: past its resolve time a processing
+    payment is resolved, past its lifetime a pending, requires_action or authorized one is
+    expired, before anyone sees it (so a read agrees with what an action would meet)."""
+    if _lifetime_over(payment, timezone.now()):
+        return payment_expire(payment=payment)
+    return payment_resolve_if_due(payment=payment, api_version=api_version)
+
+
 def payment_capture(
     *, payment: Payment, amount: int | None = None, api_version: str | None = None
 ) -> Payment:

@@ -71,9 +71,9 @@ class PaymentListCreate(PaymentMixin, ServiceAPIView):
         )
 
         def render(payment):
-            # A processing payment past its resolve time is settled before anyone sees it.
+            # Time acts before anyone sees a payment: resolve time and lifetimes.
             return payment_to_dict(
-                services.payment_resolve_if_due(payment=payment, api_version=request.api_version)
+                services.payment_as_of_now(payment=payment, api_version=request.api_version)
             )
 
         return Response(self.paginated(payments, id_prefix="pay", serialize=render))
@@ -81,7 +81,7 @@ class PaymentListCreate(PaymentMixin, ServiceAPIView):
 
 class PaymentDetail(PaymentMixin, ServiceAPIView):
     def get(self, request, payment_id):
-        payment = services.payment_resolve_if_due(
+        payment = services.payment_as_of_now(
             payment=self.payment(request, payment_id), api_version=request.api_version
         )
         return Response(payment_to_dict(payment))

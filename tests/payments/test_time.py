@@ -175,3 +175,17 @@ def test_a_lapsed_pending_payment_is_not_confirmed_and_the_token_stays_unspent(a
     error_of(response, 422, "processing_error", "payment_not_confirmable")
     assert status_of(pending["id"]) == "expired"
     assert Token.objects.get(pk=token).used_at is None
+
+
+def test_a_read_after_the_lifetime_shows_the_payment_expired(api, clock):
+    authorized = created(api, APPROVED, capture_method="manual")
+    pending = created(api, None)
+    clock.shift(datetime.timedelta(hours=1))
+    assert api.get(f"/v1/payments/{pending['id']}").json()["status"] == "expired"
+    listed = {item["id"]: item["status"] for item in api.get("/v1/payments").json()["data"]}
+    assert listed == {authorized["id"]: "authorized", pending["id"]: "expired"}
+    clock.shift(datetime.timedelta(days=7))
+    assert api.get(f"/v1/payments/{authorized['id']}").json()["status"] == "expired"
+    assert event_types(pending["id"]).count("payment.expired") == 1
+    assert event_types(authorized["id"])[-1] == "payment.expired"
+    assert tasks.expire_due_payments() == 0

@@ -162,4 +162,4 @@ def test_a_lapsed_challenge_cannot_be_approved(api, time_machine):
     time_machine.move_to(datetime.datetime.now(datetime.UTC) + datetime.timedelta(hours=1))
     assert Client().post(challenge_path(payment), {"action": "approve"}).status_code == 410
     body = api.get(f"/v1/payments/{payment['id']}").json()
-    assert body["status"] == "requires_action" and body["amount_captured"] == 0
+    assert body["status"] == "expired" and body["amount_captured"] == 0
