@@ -189,3 +189,29 @@ def test_create_token(api, unlimited, raw):
     before = Token.objects.count()
     status = assert_enveloped(post(api, "/v1/sandbox/tokens", raw))
     assert Token.objects.count() == before + (status == 201)
+
+
+LIST_PARAMETERS = [
+    "status",
+    "currency",
+    "reference",
+    "customer",
+    "method_type",
+    "created[gte]",
+    "created[lte]",
+    "amount[gte]",
+    "amount[lte]",
+    "limit",
+    "starting_after",
+    "ending_before",
+]
+QUERY_VALUES = st.text(max_size=30) | st.sampled_from(
+    ["\x00", "9999-12-31T23:59:59-14:00", "-99999999999", "1e3", "captured,", "pay_", "25"]
+)
+
+
+@FUZZ
+@given(params=st.dictionaries(st.sampled_from(LIST_PARAMETERS), QUERY_VALUES, max_size=3))
+def test_list_payments(api, unlimited, params):
+    status = assert_enveloped(api.get("/v1/payments", params))
+    assert status in (200, 400)
