@@ -163,3 +163,10 @@ def test_a_lapsed_challenge_cannot_be_approved(api, time_machine):
     assert Client().post(challenge_path(payment), {"action": "approve"}).status_code == 410
     body = api.get(f"/v1/payments/{payment['id']}").json()
     assert body["status"] == "expired" and body["amount_captured"] == 0
+
+
+def test_the_challenge_url_uses_the_public_base_url(api, settings):
+    """decisions.md "Challenge page": `{challenge_url}` = `${PUBLIC_BASE_URL}/sandbox/challenge`."""
+    settings.PUBLIC_BASE_URL = "https://pay.example.test"
+    url = created(api, CHALLENGE)["next_action"]["redirect"]["url"]
+    assert re.fullmatch(r"https://pay\.example\.test/sandbox/challenge/[A-Za-z0-9_-]{43}", url)
