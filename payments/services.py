@@ -288,7 +288,8 @@ def payment_confirm(
 ) -> Payment:
     """Attach a token to a pending payment and authorise it (the two-step flow)."""
     if _lifetime_over(payment, timezone.now()):
-        payment = payment_expire(payment=payment)  # then refused below, token unspent
+        # Then refused below, before the token is spent.
+        payment = payment_expire(payment=payment, api_version=api_version)
     check_transition(payment.status, Trigger.CONFIRM)  # before the token is spent
     method = get_method(method_type)
     if method.name != payment.method_type:
@@ -351,7 +352,7 @@ def payment_as_of_now(*, payment: Payment, api_version: str | None = None) -> Pa
     payment is resolved, past its lifetime a pending, requires_action or authorized one is
     expired, before anyone sees it (so a read agrees with what an action would meet)."""
     if _lifetime_over(payment, timezone.now()):
-        return payment_expire(payment=payment)
+        return payment_expire(payment=payment, api_version=api_version)
     return payment_resolve_if_due(payment=payment, api_version=api_version)
 
 
@@ -415,10 +416,10 @@ def payment_cancel(*, payment: Payment, api_version: str | None = None) -> Payme
     return _change(payment, Trigger.CANCEL, apply, api_version=api_version)
 
 
-def payment_expire(*, payment: Payment) -> Payment:
+def payment_expire(*, payment: Payment, api_version: str | None = None) -> Payment:
     """Expire a payment whose lifetime has elapsed; idempotent (beat may run twice)."""
     try:
-        return _change(payment, Trigger.EXPIRE, _expire, api_version=None)
+        return _change(payment, Trigger.EXPIRE, _expire, api_version=api_version)
     except ProcessingFailed:
         # Moved on meanwhile (confirmed, captured, canceled) or not due: nothing to do.
         payment.refresh_from_db()
