@@ -1,6 +1,7 @@
 """The base every API view derives from, and the envelope for Django's own 404 and 500."""
 
 from django.conf import settings
+from django.http import HttpResponse
 from rest_framework.views import APIView
 
 from api.carddata import refuse_raw_card_data
@@ -33,6 +34,20 @@ def require_json_object(request) -> None:
     the same 400, as for any other validation failure."""
     if not isinstance(request.data, dict):  # parsing raises ParseError -> 400 invalid_json
         raise ValidationFailed("The request body must be a JSON object.")
+
+
+# Publishable keys are for the browser (spec "Authentication" 2): the endpoints they may call
+# answer CORS preflights and allow any origin. No cookies are involved, so `*` gives nothing
+# away; the Authorization header still decides who may do what.
+BROWSER_CORS_HEADERS = {
+    "Access-Control-Allow-Origin": "*",
+    "Access-Control-Expose-Headers": "X-Request-Id, Service-Version",
+}
+BROWSER_PREFLIGHT_HEADERS = {
+    **BROWSER_CORS_HEADERS,
+    "Access-Control-Allow-Headers": "Authorization, Content-Type, Service-Version",
+    "Access-Control-Max-Age": "600",
+}
 
 
 class ServiceAPIView(APIView):
@@ -94,6 +109,8 @@ class ServiceAPIView(APIView):
     def dispatch(self, request, *args, **kwargs):
         """Runs the view, then stores its response under the idempotency claim (if any):
         outside any transaction of ours, since services commit their own."""
+        if request.method == "OPTIONS":
+            return self.answer_preflight(request)
         try:
             response = super().dispatch(request, *args, **kwargs)
             if self._held_claim is not None:
@@ -106,9 +123,24 @@ class ServiceAPIView(APIView):
             raise
         return response
 
+    def answer_preflight(self, request):
+        """A browser's preflight carries no key, so it is answered before authentication:
+        204 with CORS headers on browser endpoints, 404 like any unserved method elsewhere."""
+        if not self.allow_publishable_key:
+            return unrecognized_path(request)
+        response = HttpResponse(status=204)
+        methods = [method for method in self._allowed_methods() if method != "OPTIONS"]
+        response["Access-Control-Allow-Methods"] = ", ".join(methods)
+        for name, value in BROWSER_PREFLIGHT_HEADERS.items():
+            response[name] = value
+        return response
+
     def finalize_response(self, request, response, *args, **kwargs):
         response = super().finalize_response(request, response, *args, **kwargs)
         response["Service-Version"] = getattr(request, "api_version", settings.API_VERSION)
+        if self.allow_publishable_key:
+            for name, value in BROWSER_CORS_HEADERS.items():
+                response[name] = value
         return response
 
     def paginated(self, queryset, *, id_prefix: str, serialize, **extra):
