@@ -1,5 +1,5 @@
 from django.contrib import admin
-from django.urls import path, re_path
+from django.urls import include, path, re_path
 
 from api.views import unrecognized_path
 
@@ -11,6 +11,7 @@ RESERVED = r"^v1/((customers|payment-methods|payouts|disputes|payment-links)(/.*
 
 urlpatterns = [
     path("admin/", admin.site.urls),
+    path("", include("webhooks.urls")),
     # Keep last: rooms add their routes above.
     re_path(RESERVED, unrecognized_path),
 ]
