@@ -55,6 +55,7 @@ class Delivery(models.Model):
         PENDING = "pending"
         DELIVERED = "delivered"
         DEAD_LETTERED = "dead_lettered"
+        CANCELED = "canceled"  # the endpoint was deleted before the event got through
 
     id = PrefixedIdField(prefix="whd")
     event = models.ForeignKey(Event, on_delete=models.PROTECT, related_name="deliveries")
@@ -77,7 +78,12 @@ class Delivery(models.Model):
                 fields=["next_attempt_at"],
                 condition=Q(status="pending"),
                 name="delivery_due",
-            )
+            ),
+            models.Index(
+                fields=["endpoint", "claimed_until"],
+                condition=Q(status="pending"),
+                name="delivery_in_flight",
+            ),
         ]
 
     def __str__(self):

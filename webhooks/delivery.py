@@ -1,0 +1,270 @@
+"""Deliveries: fan-out of an event to the endpoints subscribed to it, one attempt at a time,
+the retry schedule and the dead letter (spec "Events > Delivery request", "Retries and dead
+letter"; ARCHITECTURE.md "Events and the outbox").
+
+A delivery is a row; the broker only nudges. A worker claims a due row with a conditional
+update that sets a lease (`claimed_until`), makes the HTTP request outside any transaction, and
+records the attempt and the next due time in one transaction. A worker that dies mid-request
+leaves the lease to run out, after which the beat tick finds the row due again: the event is
+sent again (at least once) and receivers deduplicate on its id.
+"""
+
+import datetime
+import logging
+import smtplib
+
+from django.core.mail import send_mail
+from django.db import transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from api.errors import ProcessingFailed, ValidationFailed
+from api.renderers import dumps
+from events.catalogue import matches_any
+from events.models import Event
+from events.serializers import event_to_dict
+from webhooks import transport
+from webhooks.models import Attempt, Delivery, WebhookEndpoint
+from webhooks.services import enabled_endpoints
+from webhooks.signing import active_secrets, signature_header
+from webhooks.urlguard import check_url
+
+log = logging.getLogger(__name__)
+
+RETRY_DELAYS = tuple(datetime.timedelta(seconds=s) for s in (10, 60, 300, 1800, 7200, 21600, 86400))
+RETRY_WINDOW = datetime.timedelta(hours=72)  # after the event's creation, at the latest
+# Longer than one attempt can take (URL check + the 10 s timeout), so a live attempt is never
+# taken over; short enough that a crashed worker's delivery is retried within about a minute.
+LEASE = datetime.timedelta(seconds=60)
+# A slow or dead endpoint may tie up at most this many workers at once; its other due
+# deliveries wait a little, so deliveries to healthy endpoints keep flowing.
+MAX_IN_FLIGHT_PER_ENDPOINT = 4
+IN_FLIGHT_BACKOFF = datetime.timedelta(seconds=5)
+DUE_BATCH = 500
+
+PENDING = Delivery.Status.PENDING
+
+
+def subscribed_endpoints(event: Event) -> list[WebhookEndpoint]:
+    endpoints = enabled_endpoints(event.merchant_id, event.livemode).order_by("id")
+    return [e for e in endpoints if matches_any(e.enabled_events, event.type)]
+
+
+def no_matching_endpoint(event_type: str) -> ProcessingFailed:
+    return ProcessingFailed(
+        f"No enabled webhook endpoint in this mode is subscribed to {event_type}.",
+        code="no_matching_endpoint",
+    )
+
+
+# --- fan-out ---------------------------------------------------------------------------------
+
+
+def event_fan_out(event_id: str) -> list[str]:
+    """The outbox step, once per event: a pending delivery per subscribed endpoint, and
+    `dispatched_at` set. Safe to run twice (the second run finds the event dispatched)."""
+    with transaction.atomic():
+        event = (
+            Event.objects.select_for_update(skip_locked=True)
+            .filter(pk=event_id, dispatched_at__isnull=True)
+            .first()
+        )
+        if event is None:
+            return []
+        now = timezone.now()
+        deliveries = [
+            Delivery(event=event, endpoint=endpoint, next_attempt_at=now)
+            for endpoint in subscribed_endpoints(event)
+        ]
+        # A resend may already have made one of these rows: that row stands.
+        Delivery.objects.bulk_create(deliveries, ignore_conflicts=True)
+        Event.objects.filter(pk=event.pk).update(dispatched_at=now)
+    return [delivery.id for delivery in deliveries]
+
+
+def deliveries_create_claimed(event: Event, endpoints: list[WebhookEndpoint]) -> list[Delivery]:
+    """Inside the caller's transaction: deliveries its own process attempts right after commit
+    (simulate-webhook), leased so the beat tick does not race it to them."""
+    now = timezone.now()
+    deliveries = Delivery.objects.bulk_create(
+        Delivery(event=event, endpoint=e, next_attempt_at=now, claimed_until=now + LEASE)
+        for e in endpoints
+    )
+    Event.objects.filter(pk=event.pk).update(dispatched_at=now)
+    return deliveries
+
+
+def deliveries_reopen(deliveries) -> list[str]:
+    """Resend and requeue: due now again, whatever their state; numbering continues."""
+    now = timezone.now()
+    ids = [d.id for d in deliveries]
+    with transaction.atomic():
+        Delivery.objects.filter(pk__in=ids).update(status=PENDING, next_attempt_at=now)
+        Event.objects.filter(deliveries__pk__in=ids).update(dead_lettered_at=None)
+    return ids
+
+
+def event_resend(*, event: Event, endpoint: WebhookEndpoint | None = None) -> list[str]:
+    """Another attempt now for each endpoint subscribed to the event (or the one named)."""
+    endpoints = [endpoint] if endpoint is not None else subscribed_endpoints(event)
+    endpoints = [e for e in endpoints if matches_any(e.enabled_events, event.type)]
+    if not endpoints:
+        raise no_matching_endpoint(event.type)
+    with transaction.atomic():
+        deliveries = [Delivery.objects.get_or_create(event=event, endpoint=e)[0] for e in endpoints]
+        return deliveries_reopen(deliveries)
+
+
+# --- one attempt -----------------------------------------------------------------------------
+
+
+def _claimable(now: datetime.datetime):
+    return Delivery.objects.filter(status=PENDING, next_attempt_at__lte=now).filter(
+        Q(claimed_until__isnull=True) | Q(claimed_until__lte=now)
+    )
+
+
+def delivery_claim(delivery_id: str) -> Delivery | None:
+    """Take the lease on a due delivery, or None (not due, taken, finished or gone)."""
+    now = timezone.now()
+    delivery = _claimable(now).filter(pk=delivery_id).values("endpoint_id").first()
+    if delivery is None:
+        return None
+    in_flight = Delivery.objects.filter(
+        endpoint_id=delivery["endpoint_id"], status=PENDING, claimed_until__gt=now
+    ).count()
+    if in_flight >= MAX_IN_FLIGHT_PER_ENDPOINT:
+        _claimable(now).filter(pk=delivery_id).update(next_attempt_at=now + IN_FLIGHT_BACKOFF)
+        return None
+    if not _claimable(now).filter(pk=delivery_id).update(claimed_until=now + LEASE):
+        return None  # another worker won the race
+    return Delivery.objects.select_related("event", "endpoint", "event__merchant").get(
+        pk=delivery_id
+    )
+
+
+def delivery_headers(event: Event, endpoint: WebhookEndpoint, body: bytes, now) -> dict:
+    return {
+        "Content-Type": "application/json; charset=utf-8",
+        "Service-Signature": signature_header(
+            active_secrets(endpoint, now), int(now.timestamp()), body
+        ),
+        "Service-Event-Id": event.id,
+        "Service-Event-Type": event.type,
+        "Idempotency-Key": event.id,  # stable across retries, so receivers can deduplicate
+    }
+
+
+def delivery_attempt(delivery: Delivery) -> Attempt | None:
+    """POST the event to the endpoint (no transaction open) and record the attempt.
+    The caller holds the lease. None when the endpoint was deleted meanwhile."""
+    endpoint, event = delivery.endpoint, delivery.event
+    if endpoint.deleted_at is not None:
+        Delivery.objects.filter(pk=delivery.pk).update(
+            status=Delivery.Status.CANCELED, next_attempt_at=None, claimed_until=None
+        )
+        return None
+    attempted_at = timezone.now()
+    try:
+        target = check_url(endpoint.url)  # again before every delivery (spec "Delivery request")
+    except ValidationFailed as refused:
+        outcome = transport.Outcome(None, "", f"{refused.code}: {refused.message}", 0)
+    else:
+        body = dumps(event_to_dict(event))
+        outcome = transport.post(
+            target, body, delivery_headers(event, endpoint, body, attempted_at)
+        )
+    return delivery_record(delivery, outcome, attempted_at)
+
+
+def next_retry_at(event: Event, failed_attempt: int, now: datetime.datetime):
+    """When to try again after attempt number `failed_attempt` failed; None: no more tries."""
+    if failed_attempt > len(RETRY_DELAYS):
+        return None
+    at = now + RETRY_DELAYS[failed_attempt - 1]
+    return at if at <= event.created + RETRY_WINDOW else None
+
+
+def delivery_record(delivery: Delivery, outcome: transport.Outcome, attempted_at) -> Attempt:
+    event = delivery.event
+    now = timezone.now()
+    with transaction.atomic():
+        locked = Delivery.objects.select_for_update().get(pk=delivery.pk)
+        number = locked.attempt_count + 1
+        retry_at = None if outcome.delivered else next_retry_at(event, number, now)
+        attempt = Attempt.objects.create(
+            delivery=locked,
+            event_id=locked.event_id,
+            endpoint_id=locked.endpoint_id,
+            attempt=number,
+            status=Attempt.Status.DELIVERED if outcome.delivered else Attempt.Status.FAILED,
+            http_status=outcome.http_status,
+            response_body=outcome.response_body,
+            error=outcome.error,
+            duration_ms=outcome.duration_ms,
+            next_retry_at=retry_at,
+            attempted_at=attempted_at,
+        )
+        if outcome.delivered:
+            locked.status = Delivery.Status.DELIVERED
+        elif retry_at is None:
+            locked.status = Delivery.Status.DEAD_LETTERED
+        locked.attempt_count, locked.next_attempt_at, locked.claimed_until = number, retry_at, None
+        locked.save(update_fields=["status", "attempt_count", "next_attempt_at", "claimed_until"])
+        newly_dead = locked.status == Delivery.Status.DEAD_LETTERED and bool(
+            Event.objects.filter(pk=event.pk, dead_lettered_at__isnull=True).update(
+                dead_lettered_at=now
+            )
+        )
+    if newly_dead:
+        notify_owner_of_dead_letter(event, delivery.endpoint)
+    return attempt
+
+
+def delivery_run(delivery_id: str) -> Attempt | None:
+    """What the task does: claim, attempt, record. A no-op for a delivery not due."""
+    delivery = delivery_claim(delivery_id)
+    return delivery_attempt(delivery) if delivery is not None else None
+
+
+# --- dead letter -----------------------------------------------------------------------------
+
+
+def notify_owner_of_dead_letter(event: Event, endpoint: WebhookEndpoint) -> None:
+    """Email the account owner (spec "Retries and dead letter" 2). Sent after the commit; a
+    mail failure is logged, and the dead letter stays visible in the API and the admin."""
+    mode = "live" if event.livemode else "test"
+    try:
+        send_mail(
+            subject=f"Webhook event {event.id} could not be delivered",
+            message=(
+                f"We could not deliver the {mode}-mode event {event.id} ({event.type}) to your "
+                f"webhook endpoint {endpoint.id} ({endpoint.url}) and have stopped retrying.\n\n"
+                f"See GET /v1/events/{event.id} for every attempt, and resend it with "
+                f"POST /v1/events/{event.id}/resend once the endpoint is fixed."
+            ),
+            from_email=None,
+            recipient_list=[event.merchant.email],
+        )
+    except (smtplib.SMTPException, OSError):
+        log.exception("dead-letter email for %s to merchant %s failed", event.id, event.merchant_id)
+
+
+# --- what the beat tasks look for ------------------------------------------------------------
+
+
+def due_delivery_ids(limit: int = DUE_BATCH) -> list[str]:
+    """Due first attempts and retries, and deliveries whose worker's lease ran out."""
+    due = _claimable(timezone.now()).order_by("next_attempt_at")
+    return list(due.values_list("pk", flat=True)[:limit])
+
+
+UNDISPATCHED_GRACE = datetime.timedelta(minutes=1)
+
+
+def undispatched_event_ids(limit: int = DUE_BATCH) -> list[str]:
+    """Events whose after-commit fan-out never happened (lost nudge, crash, broker down).
+    Events younger than a minute are left to their own nudge."""
+    cutoff = timezone.now() - UNDISPATCHED_GRACE
+    events = Event.objects.filter(dispatched_at__isnull=True, created__lte=cutoff)
+    return list(events.order_by("created").values_list("pk", flat=True)[:limit])
