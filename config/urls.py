@@ -2,6 +2,7 @@ from django.contrib import admin
 from django.urls import include, path, re_path
 
 from api.views import unrecognized_path
+from sandbox.simulate_webhook import SimulateWebhook
 
 handler404 = "api.views.handler404"
 handler500 = "api.views.handler500"
@@ -12,6 +13,7 @@ RESERVED = r"^v1/((customers|payment-methods|payouts|disputes|payment-links)(/.*
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("", include("webhooks.urls")),
+    path("v1/sandbox/simulate-webhook", SimulateWebhook.as_view()),
     # Keep last: rooms add their routes above.
     re_path(RESERVED, unrecognized_path),
 ]

@@ -45,16 +45,20 @@ DUE_BATCH = 500
 PENDING = Delivery.Status.PENDING
 
 
-def subscribed_endpoints(event: Event) -> list[WebhookEndpoint]:
-    endpoints = enabled_endpoints(event.merchant_id, event.livemode).order_by("id")
-    return [e for e in endpoints if matches_any(e.enabled_events, event.type)]
+def subscribed_endpoints(merchant, livemode: bool, event_type: str) -> list[WebhookEndpoint]:
+    endpoints = enabled_endpoints(merchant, livemode).order_by("id")
+    return [e for e in endpoints if matches_any(e.enabled_events, event_type)]
 
 
-def no_matching_endpoint(event_type: str) -> ProcessingFailed:
-    return ProcessingFailed(
-        f"No enabled webhook endpoint in this mode is subscribed to {event_type}.",
-        code="no_matching_endpoint",
-    )
+def endpoints_for(event_type: str, endpoints: list[WebhookEndpoint]) -> list[WebhookEndpoint]:
+    """Those of `endpoints` subscribed to the type; 422 `no_matching_endpoint` when none is."""
+    subscribed = [e for e in endpoints if matches_any(e.enabled_events, event_type)]
+    if not subscribed:
+        raise ProcessingFailed(
+            f"No enabled webhook endpoint in this mode is subscribed to {event_type}.",
+            code="no_matching_endpoint",
+        )
+    return subscribed
 
 
 # --- fan-out ---------------------------------------------------------------------------------
@@ -74,7 +78,7 @@ def event_fan_out(event_id: str) -> list[str]:
         now = timezone.now()
         deliveries = [
             Delivery(event=event, endpoint=endpoint, next_attempt_at=now)
-            for endpoint in subscribed_endpoints(event)
+            for endpoint in subscribed_endpoints(event.merchant_id, event.livemode, event.type)
         ]
         # A resend may already have made one of these rows: that row stands.
         Delivery.objects.bulk_create(deliveries, ignore_conflicts=True)
@@ -106,10 +110,11 @@ def deliveries_reopen(deliveries) -> list[str]:
 
 def event_resend(*, event: Event, endpoint: WebhookEndpoint | None = None) -> list[str]:
     """Another attempt now for each endpoint subscribed to the event (or the one named)."""
-    endpoints = [endpoint] if endpoint is not None else subscribed_endpoints(event)
-    endpoints = [e for e in endpoints if matches_any(e.enabled_events, event.type)]
-    if not endpoints:
-        raise no_matching_endpoint(event.type)
+    if endpoint is None:
+        candidates = list(enabled_endpoints(event.merchant_id, event.livemode))
+    else:
+        candidates = [endpoint]
+    endpoints = endpoints_for(event.type, candidates)
     with transaction.atomic():
         deliveries = [Delivery.objects.get_or_create(event=event, endpoint=e)[0] for e in endpoints]
         return deliveries_reopen(deliveries)

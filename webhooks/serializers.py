@@ -69,3 +69,7 @@ def attempt_to_dict(attempt: Attempt) -> dict:
 def event_with_attempts(event: Event) -> dict:
     attempts = event.attempts.order_by("attempted_at", "id")
     return {**event_to_dict(event), "attempts": [attempt_to_dict(a) for a in attempts]}
+
+
+class ResendInput(serializers.Serializer):
+    endpoint = serializers.CharField(required=False, allow_null=True)

@@ -1,7 +1,10 @@
 """Thin tasks: ids in, one service call. Every one is safe to run twice or not at all; the
 beat tasks find in the database whatever a lost or duplicated nudge left behind."""
 
+import logging
+
 from celery import shared_task
+from kombu.exceptions import OperationalError
 
 from webhooks.delivery import (
     delivery_run,
@@ -10,10 +13,20 @@ from webhooks.delivery import (
     undispatched_event_ids,
 )
 
+log = logging.getLogger(__name__)
+
 
 def enqueue_deliveries(delivery_ids: list[str]) -> None:
+    """Nudge a worker per delivery. With the broker down the rows stay due, and the beat tick
+    enqueues them once it is back, so the caller's request does not fail for it."""
     for delivery_id in delivery_ids:
-        deliver.delay(delivery_id)
+        try:
+            deliver.delay(delivery_id)
+        except OperationalError:
+            log.warning(
+                "broker unavailable: %d deliveries left to the beat tick", len(delivery_ids)
+            )
+            return
 
 
 @shared_task
