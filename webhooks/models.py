@@ -115,3 +115,11 @@ class Attempt(models.Model):
 
     def __str__(self):
         return f"{self.id} #{self.attempt} {self.status}"
+
+
+class DeadLetter(Delivery):
+    """Deliveries that ran out of retries, as the admin's dead-letter view lists them."""
+
+    class Meta:
+        proxy = True
+        verbose_name = "dead letter"
