@@ -196,8 +196,8 @@ CELERY_BEAT_SCHEDULE.update(
         # Due first attempts and retries (rows with next_attempt_at), and expired leases.
         "webhooks-deliver-due": {
             "task": "webhooks.tasks.deliver_due",
-            "schedule": 5.0,
-            "options": {"expires": 4.0},
+            "schedule": 1.0,
+            "options": {"expires": 0.9},
         },
         # Events whose after-commit nudge was lost (spec "Retries and dead letter" 3).
         "webhooks-sweep": {

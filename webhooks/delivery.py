@@ -15,7 +15,7 @@ import smtplib
 
 from django.core.mail import send_mail
 from django.db import transaction
-from django.db.models import Q
+from django.db.models import Count, Min, Q
 from django.utils import timezone
 
 from api.errors import ProcessingFailed, ValidationFailed
@@ -36,10 +36,17 @@ RETRY_WINDOW = datetime.timedelta(hours=72)  # after the event's creation, at th
 # Longer than one attempt can take (URL check + the 10 s timeout), so a live attempt is never
 # taken over; short enough that a crashed worker's delivery is retried within about a minute.
 LEASE = datetime.timedelta(seconds=60)
-# A slow or dead endpoint may tie up at most this many workers at once; its other due
-# deliveries wait a little, so deliveries to healthy endpoints keep flowing.
-MAX_IN_FLIGHT_PER_ENDPOINT = 4
-IN_FLIGHT_BACKOFF = datetime.timedelta(seconds=5)
+# How long a nudge may sit in the broker before the beat tick assumes it lost and sends another.
+ENQUEUED_GRACE = datetime.timedelta(seconds=30)
+# Bulkhead: one endpoint may tie up at most this many workers at once (half the Procfile's 16
+# delivery threads), so a receiver that makes every attempt wait out the 10 s timeout cannot
+# take them all, and deliveries to healthy endpoints keep flowing. Its other due deliveries
+# wait, without an attempt: a second for a fast endpoint that is merely busy, the timeout for
+# one whose attempts hang.
+MAX_IN_FLIGHT_PER_ENDPOINT = 8
+SLOW_ATTEMPT = datetime.timedelta(seconds=1)
+BUSY_ENDPOINT_BACKOFF = datetime.timedelta(seconds=1)
+STUCK_ENDPOINT_BACKOFF = datetime.timedelta(seconds=transport.TIMEOUT_SECONDS)
 DUE_BATCH = 500
 
 PENDING = Delivery.Status.PENDING
@@ -77,7 +84,12 @@ def event_fan_out(event_id: str) -> list[str]:
             return []
         now = timezone.now()
         deliveries = [
-            Delivery(event=event, endpoint=endpoint, next_attempt_at=now)
+            Delivery(
+                event=event,
+                endpoint=endpoint,
+                next_attempt_at=now,
+                enqueued_until=now + ENQUEUED_GRACE,  # the caller enqueues them
+            )
             for endpoint in subscribed_endpoints(event.merchant_id, event.livemode, event.type)
         ]
         # A resend may already have made one of these rows: that row stands.
@@ -103,7 +115,9 @@ def deliveries_reopen(deliveries) -> list[str]:
     now = timezone.now()
     ids = [d.id for d in deliveries]
     with transaction.atomic():
-        Delivery.objects.filter(pk__in=ids).update(status=PENDING, next_attempt_at=now)
+        Delivery.objects.filter(pk__in=ids).update(
+            status=PENDING, next_attempt_at=now, enqueued_until=now + ENQUEUED_GRACE
+        )
         Event.objects.filter(deliveries__pk__in=ids).update(dead_lettered_at=None)
     return ids
 
@@ -132,20 +146,35 @@ def _claimable(now: datetime.datetime):
 def delivery_claim(delivery_id: str) -> Delivery | None:
     """Take the lease on a due delivery, or None (not due, taken, finished or gone)."""
     now = timezone.now()
-    delivery = _claimable(now).filter(pk=delivery_id).values("endpoint_id").first()
-    if delivery is None:
-        return None
-    in_flight = Delivery.objects.filter(
-        endpoint_id=delivery["endpoint_id"], status=PENDING, claimed_until__gt=now
-    ).count()
-    if in_flight >= MAX_IN_FLIGHT_PER_ENDPOINT:
-        _claimable(now).filter(pk=delivery_id).update(next_attempt_at=now + IN_FLIGHT_BACKOFF)
-        return None
-    if not _claimable(now).filter(pk=delivery_id).update(claimed_until=now + LEASE):
-        return None  # another worker won the race
-    return Delivery.objects.select_related("event", "endpoint", "event__merchant").get(
+    lease = now + LEASE
+    if not _claimable(now).filter(pk=delivery_id).update(claimed_until=lease):
+        return None  # not due, or another worker won the race
+    delivery = Delivery.objects.select_related("event", "endpoint", "event__merchant").get(
         pk=delivery_id
     )
+    backoff = _busy_endpoint_backoff(delivery, now)
+    if backoff is not None:
+        Delivery.objects.filter(pk=delivery_id, claimed_until=lease).update(
+            claimed_until=None, next_attempt_at=now + backoff, enqueued_until=None
+        )
+        return None
+    return delivery
+
+
+def _busy_endpoint_backoff(delivery: Delivery, now: datetime.datetime):
+    """None while its endpoint has room for another attempt; else how long to wait."""
+    others_in_flight = (
+        Delivery.objects.filter(endpoint_id=delivery.endpoint_id, status=PENDING)
+        .filter(claimed_until__gt=now)
+        .exclude(pk=delivery.pk)
+        .aggregate(count=Count("pk"), oldest_lease=Min("claimed_until"))
+    )
+    if others_in_flight["count"] < MAX_IN_FLIGHT_PER_ENDPOINT:
+        return None
+    oldest_started = others_in_flight["oldest_lease"] - LEASE
+    if now - oldest_started > SLOW_ATTEMPT:
+        return STUCK_ENDPOINT_BACKOFF  # its receiver is slow or dead: no room for a while
+    return BUSY_ENDPOINT_BACKOFF
 
 
 def delivery_headers(event: Event, endpoint: WebhookEndpoint, body: bytes, now) -> dict:
@@ -191,16 +220,21 @@ def next_retry_at(event: Event, failed_attempt: int, now: datetime.datetime):
 
 
 def delivery_record(delivery: Delivery, outcome: transport.Outcome, attempted_at) -> Attempt:
+    """Record the attempt and what comes next. The caller's lease makes `attempt_count` its
+    own to increment; the unique (delivery, attempt) constraint backs that up."""
     event = delivery.event
     now = timezone.now()
+    number = delivery.attempt_count + 1
+    retry_at = None if outcome.delivered else next_retry_at(event, number, now)
+    if outcome.delivered:
+        status = Delivery.Status.DELIVERED
+    else:
+        status = PENDING if retry_at else Delivery.Status.DEAD_LETTERED
     with transaction.atomic():
-        locked = Delivery.objects.select_for_update().get(pk=delivery.pk)
-        number = locked.attempt_count + 1
-        retry_at = None if outcome.delivered else next_retry_at(event, number, now)
         attempt = Attempt.objects.create(
-            delivery=locked,
-            event_id=locked.event_id,
-            endpoint_id=locked.endpoint_id,
+            delivery=delivery,
+            event_id=delivery.event_id,
+            endpoint_id=delivery.endpoint_id,
             attempt=number,
             status=Attempt.Status.DELIVERED if outcome.delivered else Attempt.Status.FAILED,
             http_status=outcome.http_status,
@@ -210,13 +244,14 @@ def delivery_record(delivery: Delivery, outcome: transport.Outcome, attempted_at
             next_retry_at=retry_at,
             attempted_at=attempted_at,
         )
-        if outcome.delivered:
-            locked.status = Delivery.Status.DELIVERED
-        elif retry_at is None:
-            locked.status = Delivery.Status.DEAD_LETTERED
-        locked.attempt_count, locked.next_attempt_at, locked.claimed_until = number, retry_at, None
-        locked.save(update_fields=["status", "attempt_count", "next_attempt_at", "claimed_until"])
-        newly_dead = locked.status == Delivery.Status.DEAD_LETTERED and bool(
+        Delivery.objects.filter(pk=delivery.pk).update(
+            status=status,
+            attempt_count=number,
+            next_attempt_at=retry_at,
+            claimed_until=None,
+            enqueued_until=None,
+        )
+        newly_dead = status == Delivery.Status.DEAD_LETTERED and bool(
             Event.objects.filter(pk=event.pk, dead_lettered_at__isnull=True).update(
                 dead_lettered_at=now
             )
@@ -259,9 +294,17 @@ def notify_owner_of_dead_letter(event: Event, endpoint: WebhookEndpoint) -> None
 
 
 def due_delivery_ids(limit: int = DUE_BATCH) -> list[str]:
-    """Due first attempts and retries, and deliveries whose worker's lease ran out."""
-    due = _claimable(timezone.now()).order_by("next_attempt_at")
-    return list(due.values_list("pk", flat=True)[:limit])
+    """Due deliveries with no live nudge in the broker: retries whose time has come, and
+    deliveries whose nudge was lost or whose worker's lease ran out."""
+    now = timezone.now()
+    due = _claimable(now).filter(Q(enqueued_until__isnull=True) | Q(enqueued_until__lte=now))
+    return list(due.order_by("next_attempt_at").values_list("pk", flat=True)[:limit])
+
+
+def deliveries_mark_enqueued(delivery_ids: list[str]) -> None:
+    Delivery.objects.filter(pk__in=delivery_ids).update(
+        enqueued_until=timezone.now() + ENQUEUED_GRACE
+    )
 
 
 UNDISPATCHED_GRACE = datetime.timedelta(minutes=1)

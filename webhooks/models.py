@@ -47,9 +47,9 @@ class WebhookEndpoint(models.Model):
 
 
 class Delivery(models.Model):
-    """The work of getting one event to one endpoint. `next_attempt_at` is when the beat tick
-    should next try it (null once finished); `claimed_until` is the lease of the worker trying
-    it now, so a worker that dies mid-delivery only delays the delivery until the lease ends."""
+    """The work of getting one event to one endpoint. `next_attempt_at` is when it is next due
+    (null once finished); `claimed_until` is the lease of the worker trying it now, so a worker
+    that dies mid-delivery only delays the delivery until the lease ends."""
 
     class Status(models.TextChoices):
         PENDING = "pending"
@@ -66,6 +66,9 @@ class Delivery(models.Model):
     attempt_count = models.PositiveIntegerField(default=0)
     next_attempt_at = models.DateTimeField(null=True, blank=True)
     claimed_until = models.DateTimeField(null=True, blank=True)
+    # A nudge for it sits in the broker until about then: the beat tick does not add another
+    # while a backlog drains, and re-sends one if that nudge was lost.
+    enqueued_until = models.DateTimeField(null=True, blank=True)
     created = models.DateTimeField(default=timezone.now)
 
     class Meta:

@@ -5,12 +5,13 @@ import datetime
 from dataclasses import dataclass
 
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from accounts.models import Merchant
 from api.errors import ProcessingFailed, not_found
 from webhooks.crypto import encrypt_secret, new_signing_secret
-from webhooks.models import WebhookEndpoint
+from webhooks.models import Delivery, WebhookEndpoint
 from webhooks.urlguard import check_url
 
 MAX_ENABLED_ENDPOINTS = 16  # per merchant and environment (spec "Limits")
@@ -74,10 +75,16 @@ def endpoint_create(
 
 
 def endpoint_delete(*, endpoint: WebhookEndpoint) -> WebhookEndpoint:
-    """Disable and hide; deliveries still pending to it stop at their next attempt."""
-    WebhookEndpoint.objects.filter(pk=endpoint.pk, deleted_at__isnull=True).update(
-        deleted_at=timezone.now()
-    )
+    """Disable and hide. Its waiting deliveries are canceled; one in flight right now finishes
+    and is recorded. Attempt history is kept (spec "Retries and dead letter" 5)."""
+    now = timezone.now()
+    with transaction.atomic():
+        WebhookEndpoint.objects.filter(pk=endpoint.pk, deleted_at__isnull=True).update(
+            deleted_at=now
+        )
+        endpoint.deliveries.filter(status=Delivery.Status.PENDING).filter(
+            Q(claimed_until__isnull=True) | Q(claimed_until__lte=now)
+        ).update(status=Delivery.Status.CANCELED, next_attempt_at=None)
     endpoint.refresh_from_db()
     return endpoint
 

@@ -7,6 +7,7 @@ from celery import shared_task
 from kombu.exceptions import OperationalError
 
 from webhooks.delivery import (
+    deliveries_mark_enqueued,
     delivery_run,
     due_delivery_ids,
     event_fan_out,
@@ -42,7 +43,9 @@ def deliver(delivery_id: str) -> None:
 
 @shared_task
 def deliver_due() -> None:
-    enqueue_deliveries(due_delivery_ids())
+    delivery_ids = due_delivery_ids()
+    deliveries_mark_enqueued(delivery_ids)
+    enqueue_deliveries(delivery_ids)
 
 
 @shared_task

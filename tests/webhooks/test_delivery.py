@@ -21,7 +21,10 @@ from django.utils import timezone
 
 from events.models import Event
 from webhooks.delivery import (
+    ENQUEUED_GRACE,
+    LEASE,
     MAX_IN_FLIGHT_PER_ENDPOINT,
+    delivery_attempt,
     delivery_claim,
     delivery_run,
     due_delivery_ids,
@@ -30,9 +33,10 @@ from webhooks.delivery import (
 )
 from webhooks.models import Attempt, Delivery
 from webhooks.services import endpoint_delete, endpoint_roll_secret
-from webhooks.tasks import dispatch_event
+from webhooks.tasks import deliver_due, dispatch_event
 
 pytestmark = pytest.mark.django_db
+MAX_IN_FLIGHT = MAX_IN_FLIGHT_PER_ENDPOINT
 
 
 def fan_out_one(event):
@@ -127,8 +131,12 @@ def test_the_after_commit_hook_fans_out(receiver, endpoint_for, emit_event, sett
     event = emit_event(hooks=True)
     dispatch_event(event.id)  # what the hook does right after commit
     assert Event.objects.get(pk=event.id).dispatched_at is not None
-    assert Delivery.objects.filter(event=event, status="pending").count() == 1
-    assert due_delivery_ids() == list(Delivery.objects.values_list("pk", flat=True))
+    (delivery,) = Delivery.objects.filter(event=event, status="pending")
+    assert due_delivery_ids() == []  # its nudge is in the broker: the tick adds no second one
+    with time_machine.travel(timezone.now() + ENQUEUED_GRACE + datetime.timedelta(seconds=1)):
+        assert due_delivery_ids() == [delivery.id]  # that nudge was lost: the tick sends another
+        deliver_due()
+        assert due_delivery_ids() == []
 
 
 def failing_run(receiver, delivery_id):
@@ -229,23 +237,34 @@ def test_a_dead_receiver_is_a_failed_attempt(receiver, endpoint_for, emit_event)
 def test_deleting_the_endpoint_cancels_what_is_pending(receiver, endpoint_for, emit_event):
     endpoint, _ = endpoint_for(receiver)
     delivery_id = fan_out_one(emit_event())
+    in_flight = fan_out_one(emit_event())
+    claimed = delivery_claim(in_flight)
     endpoint_delete(endpoint=endpoint)
-    assert delivery_run(delivery_id) is None
     assert Delivery.objects.get(pk=delivery_id).status == "canceled"
-    assert receiver.requests == []
+    assert delivery_run(delivery_id) is None
+    assert delivery_attempt(claimed).status == "delivered"  # one in flight finishes
+    assert len(receiver.requests) == 1
 
 
-def test_a_busy_endpoint_does_not_take_every_worker(receiver, endpoint_for, emit_event):
-    slow, _ = endpoint_for(receiver, enabled_events=["payment.*"])
+def test_a_stuck_endpoint_does_not_take_every_worker(receiver, endpoint_for, emit_event):
+    stuck, _ = endpoint_for(receiver, enabled_events=["payment.*"])
     healthy, _ = endpoint_for(receiver, enabled_events=["refund.*"])
-    slow_ids = [fan_out_one(emit_event()) for _ in range(MAX_IN_FLIGHT_PER_ENDPOINT + 1)]
-    for delivery_id in slow_ids[:-1]:
-        assert delivery_claim(delivery_id) is not None  # held by workers stuck on it
-    assert delivery_claim(slow_ids[-1]) is None  # postponed, not attempted
-    postponed = Delivery.objects.get(pk=slow_ids[-1])
-    assert postponed.next_attempt_at > timezone.now() and postponed.attempt_count == 0
+    stuck_ids = [fan_out_one(emit_event()) for _ in range(MAX_IN_FLIGHT + 1)]
+    for delivery_id in stuck_ids[:-1]:
+        assert delivery_claim(delivery_id) is not None  # workers waiting on its receiver
+    assert delivery_claim(stuck_ids[-1]) is None  # postponed a second, without an attempt
+    postponed = Delivery.objects.get(pk=stuck_ids[-1])
+    assert postponed.attempt_count == 0
+    assert postponed.next_attempt_at - timezone.now() <= datetime.timedelta(seconds=1)
+    with time_machine.travel(timezone.now() + datetime.timedelta(seconds=2)):
+        assert delivery_claim(stuck_ids[-1]) is None  # its workers hang: wait out the timeout
+        postponed.refresh_from_db()
+        assert postponed.next_attempt_at - timezone.now() >= datetime.timedelta(seconds=9)
     refund = emit_event("refund.created", {"id": "ref_01J0000000000000000000000A"})
     assert delivery_claim(fan_out_one(refund)).endpoint_id == healthy.id
+
+    with time_machine.travel(timezone.now() + LEASE):  # the stuck workers' leases run out
+        assert delivery_run(stuck_ids[-1]).status == "delivered"
 
 
 def test_a_lost_nudge_is_recovered_by_the_sweeper(receiver, endpoint_for, emit_event):
@@ -255,6 +274,6 @@ def test_a_lost_nudge_is_recovered_by_the_sweeper(receiver, endpoint_for, emit_e
     with time_machine.travel(timezone.now() + datetime.timedelta(minutes=2)):
         assert undispatched_event_ids() == [event.id]
         dispatch_event(event.id)  # what the sweeper enqueues
-        attempt = delivery_run(due_delivery_ids()[0])
+        attempt = delivery_run(Delivery.objects.get(event=event).id)
     assert attempt.status == "delivered"
     assert receiver.requests[0].headers["Service-Event-Id"] == event.id
