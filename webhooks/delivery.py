@@ -41,11 +41,10 @@ ENQUEUED_GRACE = datetime.timedelta(seconds=30)
 # Bulkhead: one endpoint may tie up at most this many workers at once (half the Procfile's 16
 # delivery threads), so a receiver that makes every attempt wait out the 10 s timeout cannot
 # take them all, and deliveries to healthy endpoints keep flowing. Its other due deliveries
-# wait, without an attempt: a second for a fast endpoint that is merely busy, the timeout for
-# one whose attempts hang.
+# wait, without an attempt: behind the queued ones when the endpoint is merely busy, for the
+# timeout when its attempts hang.
 MAX_IN_FLIGHT_PER_ENDPOINT = 8
 SLOW_ATTEMPT = datetime.timedelta(seconds=1)
-BUSY_ENDPOINT_BACKOFF = datetime.timedelta(seconds=1)
 STUCK_ENDPOINT_BACKOFF = datetime.timedelta(seconds=transport.TIMEOUT_SECONDS)
 DUE_BATCH = 500
 
@@ -143,8 +142,14 @@ def _claimable(now: datetime.datetime):
     )
 
 
+class EndpointBusy(Exception):
+    """The endpoint has its share of attempts in flight, all progressing: try again after the
+    deliveries queued behind this one (the caller re-enqueues it)."""
+
+
 def delivery_claim(delivery_id: str) -> Delivery | None:
-    """Take the lease on a due delivery, or None (not due, taken, finished or gone)."""
+    """Take the lease on a due delivery, or None (not due, taken, finished or gone, or
+    postponed because its endpoint hangs); EndpointBusy when its endpoint is merely busy."""
     now = timezone.now()
     lease = now + LEASE
     if not _claimable(now).filter(pk=delivery_id).update(claimed_until=lease):
@@ -152,29 +157,27 @@ def delivery_claim(delivery_id: str) -> Delivery | None:
     delivery = Delivery.objects.select_related("event", "endpoint", "event__merchant").get(
         pk=delivery_id
     )
-    backoff = _busy_endpoint_backoff(delivery, now)
-    if backoff is not None:
-        Delivery.objects.filter(pk=delivery_id, claimed_until=lease).update(
-            claimed_until=None, next_attempt_at=now + backoff, enqueued_until=None
+    in_flight = _other_attempts_in_flight(delivery, now)
+    if in_flight["count"] < MAX_IN_FLIGHT_PER_ENDPOINT:
+        return delivery
+    release = Delivery.objects.filter(pk=delivery_id, claimed_until=lease)
+    if now - (in_flight["oldest_lease"] - LEASE) > SLOW_ATTEMPT:
+        # Its receiver hangs: no room for a while. The beat tick brings it back.
+        release.update(
+            claimed_until=None, next_attempt_at=now + STUCK_ENDPOINT_BACKOFF, enqueued_until=None
         )
         return None
-    return delivery
+    release.update(claimed_until=None)
+    raise EndpointBusy(delivery.endpoint_id)
 
 
-def _busy_endpoint_backoff(delivery: Delivery, now: datetime.datetime):
-    """None while its endpoint has room for another attempt; else how long to wait."""
-    others_in_flight = (
+def _other_attempts_in_flight(delivery: Delivery, now: datetime.datetime) -> dict:
+    return (
         Delivery.objects.filter(endpoint_id=delivery.endpoint_id, status=PENDING)
         .filter(claimed_until__gt=now)
         .exclude(pk=delivery.pk)
         .aggregate(count=Count("pk"), oldest_lease=Min("claimed_until"))
     )
-    if others_in_flight["count"] < MAX_IN_FLIGHT_PER_ENDPOINT:
-        return None
-    oldest_started = others_in_flight["oldest_lease"] - LEASE
-    if now - oldest_started > SLOW_ATTEMPT:
-        return STUCK_ENDPOINT_BACKOFF  # its receiver is slow or dead: no room for a while
-    return BUSY_ENDPOINT_BACKOFF
 
 
 def delivery_headers(event: Event, endpoint: WebhookEndpoint, body: bytes, now) -> dict:

@@ -7,6 +7,7 @@ from celery import shared_task
 from kombu.exceptions import OperationalError
 
 from webhooks.delivery import (
+    EndpointBusy,
     deliveries_mark_enqueued,
     delivery_run,
     due_delivery_ids,
@@ -38,7 +39,10 @@ def dispatch_event(event_id: str) -> None:
 
 @shared_task
 def deliver(delivery_id: str) -> None:
-    delivery_run(delivery_id)
+    try:
+        delivery_run(delivery_id)
+    except EndpointBusy:
+        enqueue_deliveries([delivery_id])  # behind the deliveries queued meanwhile
 
 
 @shared_task

@@ -4,12 +4,15 @@ requests connects to the checked IP itself, so no second DNS lookup happens betw
 and the connection (a rebinding answer cannot redirect it), while SNI, the certificate check
 and the Host header still use the URL's host name. Redirects are not followed (a 3xx is a
 failure), the response body is read only up to its first 2 KB, and the whole exchange is
-bounded by the 10-second timeout.
+bounded by the 10-second timeout. Each worker thread keeps its TLS connections to a receiver
+alive between deliveries (a receiver that closes them costs only a new handshake).
 """
 
 import ipaddress
 import ssl
+import threading
 import time
+from collections import OrderedDict
 from dataclasses import dataclass
 from functools import cache
 
@@ -23,6 +26,9 @@ from webhooks.urlguard import CheckedURL
 TIMEOUT_SECONDS = 10
 MAX_STORED_BODY = 2048  # bytes (spec "Limits": first 2 KB)
 USER_AGENT = "svc-webhooks/1"
+MAX_SESSIONS_PER_THREAD = 64
+
+_thread = threading.local()
 
 
 @dataclass(frozen=True)
@@ -95,28 +101,45 @@ def _read_capped(response: requests.Response, deadline: float) -> bytes:
     return body[:MAX_STORED_BODY]
 
 
+def _new_session(host: str) -> requests.Session:
+    session = requests.Session()
+    # No proxy or CA file from the environment: the connection goes straight to the checked
+    # address, trusting only our CA context.
+    session.trust_env = False
+    session.mount("https://", PinnedAddressAdapter(host))
+    return session
+
+
+def _session_for(target: CheckedURL) -> requests.Session:
+    """This thread's session for (host, checked address, port): consecutive deliveries to one
+    receiver reuse its kept-alive TLS connection instead of a new handshake each time. A new
+    address (DNS changed) gets a new session; the least recently used ones are closed."""
+    sessions = _thread.__dict__.setdefault("sessions", OrderedDict())
+    key = (target.host, target.addresses[0], target.port, settings.WEBHOOK_CA_BUNDLE)
+    session = sessions.pop(key, None) or _new_session(target.host)
+    sessions[key] = session
+    while len(sessions) > MAX_SESSIONS_PER_THREAD:
+        sessions.popitem(last=False)[1].close()
+    return session
+
+
 def post(target: CheckedURL, body: bytes, headers: dict[str, str]) -> Outcome:
     started = time.monotonic()
     deadline = started + TIMEOUT_SECONDS
     url = f"https://{_url_host(target.addresses[0])}:{target.port}{target.path}"
-    with requests.Session() as session:
-        # No proxy or CA file from the environment: the connection goes straight to the
-        # checked address, trusting only our CA context.
-        session.trust_env = False
-        session.mount("https://", PinnedAddressAdapter(target.host))
-        try:
-            with session.post(
-                url,
-                data=body,
-                headers={**headers, "Host": _host_header(target), "User-Agent": USER_AGENT},
-                timeout=TIMEOUT_SECONDS,
-                allow_redirects=False,
-                stream=True,
-            ) as response:
-                raw = _read_capped(response, deadline)
-                status = response.status_code
-        except requests.RequestException as exc:
-            return Outcome(None, "", _describe(exc), _elapsed_ms(started))
+    try:
+        with _session_for(target).post(
+            url,
+            data=body,
+            headers={**headers, "Host": _host_header(target), "User-Agent": USER_AGENT},
+            timeout=TIMEOUT_SECONDS,
+            allow_redirects=False,
+            stream=True,
+        ) as response:
+            raw = _read_capped(response, deadline)
+            status = response.status_code
+    except requests.RequestException as exc:
+        return Outcome(None, "", _describe(exc), _elapsed_ms(started))
     error = None if 200 <= status < 300 else f"HTTP {status}: only a 2xx response is a success"
     if 300 <= status < 400:
         error = f"HTTP {status}: redirects are not followed"
