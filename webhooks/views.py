@@ -29,12 +29,14 @@ class EndpointList(ServiceAPIView):
         return Response(endpoint_to_dict(created.endpoint, created.secret), status=201)
 
 
-class EndpointDetail(ServiceAPIView):
+class EndpointView(ServiceAPIView):
     def get_endpoint(self, request, endpoint_id):
         return services.endpoint_get(
             merchant=request.merchant, livemode=request.livemode, endpoint_id=endpoint_id
         )
 
+
+class EndpointDetail(EndpointView):
     def get(self, request, endpoint_id):
         return Response(endpoint_to_dict(self.get_endpoint(request, endpoint_id)))
 
@@ -43,7 +45,7 @@ class EndpointDetail(ServiceAPIView):
         return Response({"id": endpoint.id, "object": "webhook_endpoint", "deleted": True})
 
 
-class EndpointRollSecret(EndpointDetail):
+class EndpointRollSecret(EndpointView):
     def post(self, request, endpoint_id):
         rolled = services.endpoint_roll_secret(endpoint=self.get_endpoint(request, endpoint_id))
         return Response(endpoint_to_dict(rolled.endpoint, rolled.secret))

@@ -143,6 +143,7 @@ def test_roll_secret_keeps_the_old_one_for_24_hours(api):
     stored = WebhookEndpoint.objects.get(pk=created["id"])
     assert decrypt_secret(stored.previous_secret_encrypted) == created["secret"]
     assert "secret" not in api.get(f"/v1/webhook-endpoints/{created['id']}").json()
+    assert error_code(api.get(f"/v1/webhook-endpoints/{created['id']}/roll-secret"), 404)
 
 
 def test_publishable_key_is_refused(publishable_api):
