@@ -163,12 +163,34 @@ def delivery_claim(delivery_id: str) -> Delivery | None:
     release = Delivery.objects.filter(pk=delivery_id, claimed_until=lease)
     if now - (in_flight["oldest_lease"] - LEASE) > SLOW_ATTEMPT:
         # Its receiver hangs: no room for a while. The beat tick brings it back.
-        release.update(
-            claimed_until=None, next_attempt_at=now + STUCK_ENDPOINT_BACKOFF, enqueued_until=None
-        )
+        until = now + STUCK_ENDPOINT_BACKOFF
+        release.update(claimed_until=None, next_attempt_at=until, enqueued_until=None)
+        _postpone_stuck_endpoint(delivery.endpoint_id, now, until)
         return None
     release.update(claimed_until=None)
     raise EndpointBusy(delivery.endpoint_id)
+
+
+# endpoint id -> until when this process has postponed its waiting deliveries
+_stuck_endpoints: dict[str, datetime.datetime] = {}
+
+
+def _postpone_stuck_endpoint(endpoint_id: str, now, until) -> None:
+    """Postpone every waiting delivery of a hanging endpoint in one statement (once per backoff
+    and process), so the nudges queued for them become one-query no-ops instead of each taking
+    the whole claim path."""
+    if _stuck_endpoints.get(endpoint_id, now) > now:
+        return
+    _stuck_endpoints[endpoint_id] = until
+    with transaction.atomic():
+        # skip_locked: rows another worker is claiming right now are left to it, and two
+        # workers postponing at once never wait on (or deadlock over) each other's rows.
+        waiting = (
+            _claimable(now).filter(endpoint_id=endpoint_id).select_for_update(skip_locked=True)
+        )
+        Delivery.objects.filter(pk__in=list(waiting.values_list("pk", flat=True))).update(
+            next_attempt_at=until, enqueued_until=None
+        )
 
 
 def _other_attempts_in_flight(delivery: Delivery, now: datetime.datetime) -> dict:

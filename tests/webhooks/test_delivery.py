@@ -250,22 +250,27 @@ def test_deleting_the_endpoint_cancels_what_is_pending(receiver, endpoint_for, e
 def test_a_stuck_endpoint_does_not_take_every_worker(receiver, endpoint_for, emit_event):
     stuck, _ = endpoint_for(receiver, enabled_events=["payment.*"])
     healthy, _ = endpoint_for(receiver, enabled_events=["refund.*"])
-    stuck_ids = [fan_out_one(emit_event()) for _ in range(MAX_IN_FLIGHT + 1)]
-    for delivery_id in stuck_ids[:-1]:
+    stuck_ids = [fan_out_one(emit_event()) for _ in range(MAX_IN_FLIGHT + 2)]
+    waiting, queued_behind = stuck_ids[-2:]
+    for delivery_id in stuck_ids[:MAX_IN_FLIGHT]:
         assert delivery_claim(delivery_id) is not None  # workers waiting on its receiver
     with pytest.raises(EndpointBusy):  # the task enqueues it again, behind the others
-        delivery_claim(stuck_ids[-1])
-    postponed = Delivery.objects.get(pk=stuck_ids[-1])
+        delivery_claim(waiting)
+    postponed = Delivery.objects.get(pk=waiting)
     assert (postponed.attempt_count, postponed.claimed_until) == (0, None)
-    with time_machine.travel(timezone.now() + datetime.timedelta(seconds=2)):
-        assert delivery_claim(stuck_ids[-1]) is None  # its workers hang: wait out the timeout
-        postponed.refresh_from_db()
-        assert postponed.next_attempt_at - timezone.now() >= datetime.timedelta(seconds=9)
     refund = emit_event("refund.created", {"id": "ref_01J0000000000000000000000A"})
     assert delivery_claim(fan_out_one(refund)).endpoint_id == healthy.id
 
+    with time_machine.travel(timezone.now() + datetime.timedelta(seconds=2)):
+        assert delivery_claim(waiting) is None  # its workers hang: wait out the timeout
+        for delivery_id in (waiting, queued_behind):  # every waiting delivery, in one go
+            row = Delivery.objects.get(pk=delivery_id)
+            assert row.next_attempt_at - timezone.now() >= datetime.timedelta(seconds=9)
+            assert row.attempt_count == 0
+        assert delivery_claim(queued_behind) is None  # its queued nudge is a no-op now
+
     with time_machine.travel(timezone.now() + LEASE):  # the stuck workers' leases run out
-        assert delivery_run(stuck_ids[-1]).status == "delivered"
+        assert delivery_run(waiting).status == "delivered"
 
 
 def test_a_lost_nudge_is_recovered_by_the_sweeper(receiver, endpoint_for, emit_event):
