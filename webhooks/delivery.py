@@ -82,19 +82,25 @@ def event_fan_out(event_id: str) -> list[str]:
         if event is None:
             return []
         now = timezone.now()
+        endpoints = subscribed_endpoints(event.merchant_id, event.livemode, event.type)
+        hanging = hanging_endpoint_ids([e.id for e in endpoints], now)
         deliveries = [
-            Delivery(
+            # To an endpoint that hangs right now the first attempt waits like its other
+            # deliveries (bulkhead); the beat tick enqueues it when that wait is over.
+            Delivery(event=event, endpoint=e, next_attempt_at=now + STUCK_ENDPOINT_BACKOFF)
+            if e.id in hanging
+            else Delivery(
                 event=event,
-                endpoint=endpoint,
+                endpoint=e,
                 next_attempt_at=now,
                 enqueued_until=now + ENQUEUED_GRACE,  # the caller enqueues them
             )
-            for endpoint in subscribed_endpoints(event.merchant_id, event.livemode, event.type)
+            for e in endpoints
         ]
         # A resend may already have made one of these rows: that row stands.
         Delivery.objects.bulk_create(deliveries, ignore_conflicts=True)
         Event.objects.filter(pk=event.pk).update(dispatched_at=now)
-    return [delivery.id for delivery in deliveries]
+    return [d.id for d in deliveries if d.endpoint_id not in hanging]
 
 
 def deliveries_create_claimed(event: Event, endpoints: list[WebhookEndpoint]) -> list[Delivery]:
@@ -157,18 +163,51 @@ def delivery_claim(delivery_id: str) -> Delivery | None:
     delivery = Delivery.objects.select_related("event", "endpoint", "event__merchant").get(
         pk=delivery_id
     )
-    in_flight = _other_attempts_in_flight(delivery, now)
+    in_flight = attempts_in_flight(delivery.endpoint_id, now, excluding=delivery.pk)
     if in_flight["count"] < MAX_IN_FLIGHT_PER_ENDPOINT:
         return delivery
     release = Delivery.objects.filter(pk=delivery_id, claimed_until=lease)
-    if now - (in_flight["oldest_lease"] - LEASE) > SLOW_ATTEMPT:
-        # Its receiver hangs: no room for a while. The beat tick brings it back.
+    if is_hanging(in_flight, now):
+        # No room for a while. The beat tick brings it back.
         until = now + STUCK_ENDPOINT_BACKOFF
         release.update(claimed_until=None, next_attempt_at=until, enqueued_until=None)
         _postpone_stuck_endpoint(delivery.endpoint_id, now, until)
         return None
     release.update(claimed_until=None)
     raise EndpointBusy(delivery.endpoint_id)
+
+
+def _in_flight(now):
+    return Delivery.objects.filter(status=PENDING, claimed_until__gt=now)
+
+
+IN_FLIGHT = {"count": Count("pk"), "oldest_lease": Min("claimed_until")}
+
+
+def attempts_in_flight(endpoint_id: str, now, excluding: str | None = None) -> dict:
+    """{"count", "oldest_lease"} of the endpoint's attempts being made right now."""
+    return (
+        _in_flight(now).filter(endpoint_id=endpoint_id).exclude(pk=excluding).aggregate(**IN_FLIGHT)
+    )
+
+
+def is_hanging(in_flight: dict, now) -> bool:
+    """All of the endpoint's places are taken, the oldest for over a second: its receiver is
+    slow or dead, not merely busy."""
+    return (
+        in_flight["count"] >= MAX_IN_FLIGHT_PER_ENDPOINT
+        and now - (in_flight["oldest_lease"] - LEASE) > SLOW_ATTEMPT
+    )
+
+
+def hanging_endpoint_ids(endpoint_ids: list[str], now) -> set[str]:
+    per_endpoint = (
+        _in_flight(now)
+        .filter(endpoint_id__in=endpoint_ids)
+        .values("endpoint_id")
+        .annotate(**IN_FLIGHT)
+    )
+    return {row["endpoint_id"] for row in per_endpoint if is_hanging(row, now)}
 
 
 # endpoint id -> until when this process has postponed its waiting deliveries
@@ -191,15 +230,6 @@ def _postpone_stuck_endpoint(endpoint_id: str, now, until) -> None:
         Delivery.objects.filter(pk__in=list(waiting.values_list("pk", flat=True))).update(
             next_attempt_at=until, enqueued_until=None
         )
-
-
-def _other_attempts_in_flight(delivery: Delivery, now: datetime.datetime) -> dict:
-    return (
-        Delivery.objects.filter(endpoint_id=delivery.endpoint_id, status=PENDING)
-        .filter(claimed_until__gt=now)
-        .exclude(pk=delivery.pk)
-        .aggregate(count=Count("pk"), oldest_lease=Min("claimed_until"))
-    )
 
 
 def delivery_headers(event: Event, endpoint: WebhookEndpoint, body: bytes, now) -> dict:

@@ -283,3 +283,18 @@ def test_a_lost_nudge_is_recovered_by_the_sweeper(receiver, endpoint_for, emit_e
         attempt = delivery_run(Delivery.objects.get(event=event).id)
     assert attempt.status == "delivered"
     assert receiver.requests[0].headers["Service-Event-Id"] == event.id
+
+
+def test_fan_out_does_not_nudge_a_hanging_endpoint(receiver, endpoint_for, emit_event):
+    hanging, _ = endpoint_for(receiver, enabled_events=["payment.*"])
+    healthy, _ = endpoint_for(receiver, enabled_events=["payment.*"])
+    stuck_ids = [d for _ in range(MAX_IN_FLIGHT) for d in event_fan_out(emit_event().id)]
+    for delivery in Delivery.objects.filter(pk__in=stuck_ids, endpoint=hanging):
+        assert delivery_claim(delivery.id) is not None  # workers waiting on its receiver
+    with time_machine.travel(timezone.now() + datetime.timedelta(seconds=2)):
+        event = emit_event()
+        nudged = event_fan_out(event.id)
+        waiting = Delivery.objects.get(event=event, endpoint=hanging)
+        assert nudged == [Delivery.objects.get(event=event, endpoint=healthy).id]
+        assert waiting.next_attempt_at - timezone.now() >= datetime.timedelta(seconds=9)
+        assert waiting.enqueued_until is None  # the beat tick enqueues it when its wait ends
