@@ -4,6 +4,7 @@ With no DATABASE_URL and no REDIS_URL the service runs on embedded defaults: a S
 under var/ and a filesystem Celery broker shared by the web, worker and beat processes.
 """
 
+import ipaddress
 from pathlib import Path
 
 import environ
@@ -214,7 +215,34 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
     "loggers": {"django.request": {"level": "ERROR"}},
 }
-EVENT_DISPATCH_HOOKS: list[str] = []  # e.g. "webhooks.dispatch.on_event_committed"
+EVENT_DISPATCH_HOOKS: list[str] = ["webhooks.tasks.dispatch_event"]
+
+# --- webhooks (docs/webhooks.md) -------------------------------------------------------------
+# CIDRs exempt from the private-address rule (local receivers); a malformed one fails loudly.
+WEBHOOK_ALLOWED_NETWORKS = [
+    ipaddress.ip_network(cidr, strict=False)
+    for cidr in env.list("WEBHOOK_ALLOWED_NETWORKS", default=[])
+]
+WEBHOOK_CA_BUNDLE = env.str("WEBHOOK_CA_BUNDLE", default="") or None  # None: system CAs
+# Fernet keys for webhook secrets at rest, newest first; empty: derived from SECRET_KEY.
+WEBHOOK_ENCRYPTION_KEYS = env.list("WEBHOOK_ENCRYPTION_KEYS", default=[])
+CELERY_TASK_ROUTES = {"webhooks.tasks.*": {"queue": "webhooks"}}
+CELERY_BEAT_SCHEDULE.update(
+    {
+        # Due first attempts and retries (rows with next_attempt_at), and expired leases.
+        "webhooks-deliver-due": {
+            "task": "webhooks.tasks.deliver_due",
+            "schedule": 1.0,
+            "options": {"expires": 0.9},
+        },
+        # Events whose after-commit nudge was lost (spec "Retries and dead letter" 3).
+        "webhooks-sweep": {
+            "task": "webhooks.tasks.sweep_undispatched",
+            "schedule": 300.0,
+            "options": {"expires": 290.0},
+        },
+    }
+)
 
 # --- payments --------------------------------------------------------------------------------
 # Connector per mode (payments.connectors). Test keys go to the simulator; with no live

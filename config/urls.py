@@ -14,6 +14,7 @@ urlpatterns = [
     path("", include("payments.urls")),
     path("", include("refunds.urls")),
     path("", include("sandbox.urls")),
+    path("", include("webhooks.urls")),
     # Keep last: rooms add their routes above.
     re_path(RESERVED, unrecognized_path),
 ]

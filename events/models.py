@@ -10,7 +10,8 @@ class Event(models.Model):
     """An immutable record of something that happened to a resource.
 
     `dispatched_at` is the outbox flag: null until the webhooks room has fanned the event out
-    into deliveries. It is written in the same transaction as the state change it reports.
+    into deliveries. The event is written in the same transaction as the state change it
+    reports.
     """
 
     id = PrefixedIdField(prefix="evt")
@@ -22,6 +23,8 @@ class Event(models.Model):
     data = models.JSONField(help_text='{"object": ..., "previous_attributes": ...}')
     created = models.DateTimeField(default=timezone.now)
     dispatched_at = models.DateTimeField(null=True, blank=True)
+    # Set when a delivery of this event ran out of retries (spec "Other state": `dead_lettered`).
+    dead_lettered_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         indexes = [

@@ -1,0 +1,128 @@
+"""Webhook endpoints, deliveries (one per event and endpoint: the outbox's unit of work) and
+the attempts made for them (spec "Webhook endpoint object", "Webhook attempt object")."""
+
+from django.db import models
+from django.db.models import Q
+from django.utils import timezone
+
+from accounts.models import Merchant
+from api.ids import PrefixedIdField
+from events.models import Event
+
+
+class WebhookEndpoint(models.Model):
+    id = PrefixedIdField(prefix="whe")
+    merchant = models.ForeignKey(
+        Merchant, on_delete=models.PROTECT, related_name="webhook_endpoints"
+    )
+    livemode = models.BooleanField()
+    url = models.CharField(max_length=2048)
+    description = models.CharField(max_length=200, null=True, blank=True)
+    enabled_events = models.JSONField(default=list)
+    # Fernet tokens (webhooks/crypto.py): the secret is needed to sign, so it is encrypted,
+    # never stored in plain text and never logged.
+    secret_encrypted = models.TextField()
+    secret_last4 = models.CharField(max_length=4)
+    previous_secret_encrypted = models.TextField(null=True, blank=True)
+    previous_secret_expires_at = models.DateTimeField(null=True, blank=True)
+    created = models.DateTimeField(default=timezone.now)
+    # DELETE disables and hides the endpoint; the row stays so attempt history keeps its endpoint.
+    deleted_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        indexes = [
+            models.Index(
+                fields=["merchant", "livemode", "-id"],
+                condition=Q(deleted_at__isnull=True),
+                name="endpoint_enabled",
+            )
+        ]
+
+    def __str__(self):
+        return f"{self.url} ({self.id})"
+
+    @property
+    def status(self) -> str:
+        return "enabled" if self.deleted_at is None else "disabled"
+
+
+class Delivery(models.Model):
+    """The work of getting one event to one endpoint. `next_attempt_at` is when it is next due
+    (null once finished); `claimed_until` is the lease of the worker trying it now, so a worker
+    that dies mid-delivery only delays the delivery until the lease ends."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending"
+        DELIVERED = "delivered"
+        DEAD_LETTERED = "dead_lettered"
+        CANCELED = "canceled"  # the endpoint was deleted before the event got through
+
+    id = PrefixedIdField(prefix="whd")
+    event = models.ForeignKey(Event, on_delete=models.PROTECT, related_name="deliveries")
+    endpoint = models.ForeignKey(
+        WebhookEndpoint, on_delete=models.PROTECT, related_name="deliveries"
+    )
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
+    attempt_count = models.PositiveIntegerField(default=0)
+    next_attempt_at = models.DateTimeField(null=True, blank=True)
+    claimed_until = models.DateTimeField(null=True, blank=True)
+    # A nudge for it sits in the broker until about then: the beat tick does not add another
+    # while a backlog drains, and re-sends one if that nudge was lost.
+    enqueued_until = models.DateTimeField(null=True, blank=True)
+    created = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        verbose_name_plural = "deliveries"
+        constraints = [
+            models.UniqueConstraint(fields=["event", "endpoint"], name="one_delivery_per_endpoint")
+        ]
+        indexes = [
+            models.Index(
+                fields=["next_attempt_at"],
+                condition=Q(status="pending"),
+                name="delivery_due",
+            ),
+            models.Index(
+                fields=["endpoint", "claimed_until"],
+                condition=Q(status="pending"),
+                name="delivery_in_flight",
+            ),
+        ]
+
+    def __str__(self):
+        return f"{self.event_id} -> {self.endpoint_id} ({self.status})"
+
+
+class Attempt(models.Model):
+    class Status(models.TextChoices):
+        DELIVERED = "delivered"
+        FAILED = "failed"
+
+    id = PrefixedIdField(prefix="wha")
+    delivery = models.ForeignKey(Delivery, on_delete=models.PROTECT, related_name="attempts")
+    event = models.ForeignKey(Event, on_delete=models.PROTECT, related_name="attempts")
+    endpoint = models.ForeignKey(WebhookEndpoint, on_delete=models.PROTECT, related_name="attempts")
+    attempt = models.PositiveIntegerField()
+    status = models.CharField(max_length=16, choices=Status.choices)
+    http_status = models.PositiveSmallIntegerField(null=True, blank=True)
+    response_body = models.TextField(blank=True, default="")
+    error = models.TextField(null=True, blank=True)
+    duration_ms = models.PositiveIntegerField()
+    next_retry_at = models.DateTimeField(null=True, blank=True)
+    attempted_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["delivery", "attempt"], name="attempt_numbers_unique")
+        ]
+
+    def __str__(self):
+        return f"{self.id} #{self.attempt} {self.status}"
+
+
+class DeadLetter(Delivery):
+    """Deliveries that ran out of retries, as the admin's dead-letter view lists them."""
+
+    class Meta:
+        proxy = True
+        verbose_name = "dead letter"

@@ -1,0 +1,249 @@
+"""Webhook delivery benchmark: deliveries per second, and the delay from the commit of an event
+to its first delivery attempt (p50, p99), against a local HTTPS receiver.
+
+Runs on whatever DATABASE_URL / REDIS_URL say (migrating first), with the webhook worker and
+beat started as the Procfile starts them. Two endpoints of one merchant subscribe to `*`: a
+healthy receiver (its own process, answers 200) and a dead one that accepts TCP connections and
+never answers, so every attempt to it waits the full 10-second timeout. Phases:
+
+1. paced, healthy endpoint only: events at a steady rate; commit -> first attempt;
+2. paced, healthy + dead endpoint: the same, to show the dead one does not slow the healthy one;
+3. burst, healthy + dead: events committed while the workers are stopped, then drained;
+   healthy deliveries per second.
+
+Usage: .venv/bin/python bench/bench_webhooks.py [--rate 100] [--seconds 10] [--burst 2000]
+       [--workers 1]
+"""
+
+import argparse
+import os
+import signal
+import socket
+import ssl
+import subprocess
+import sys
+import tempfile
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from multiprocessing import Process
+from pathlib import Path
+
+import trustme
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+WORK = Path(tempfile.mkdtemp(prefix="bench-webhooks-"))
+CA = trustme.CA()
+CA_FILE = WORK / "ca.pem"
+CA.cert_pem.write_to_path(str(CA_FILE))
+
+os.environ.setdefault("DEBUG", "true")
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+os.environ["WEBHOOK_ALLOWED_NETWORKS"] = "127.0.0.0/8"
+os.environ["WEBHOOK_CA_BUNDLE"] = str(CA_FILE)
+
+
+class Ok(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def do_POST(self):
+        self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        self.send_response(200)
+        self.send_header("Content-Length", "2")
+        self.end_headers()
+        self.wfile.write(b"ok")
+
+    def log_message(self, *args):
+        pass
+
+
+def serve_healthy(port: int, cert_dir: str) -> None:
+    server = ThreadingHTTPServer(("127.0.0.1", port), Ok)
+    server.daemon_threads = True
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    context.load_cert_chain(f"{cert_dir}/cert.pem")
+    server.socket = context.wrap_socket(server.socket, server_side=True)
+    server.serve_forever()
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def start_receivers() -> tuple[int, int, Process, socket.socket]:
+    CA.issue_cert("localhost").private_key_and_cert_chain_pem.write_to_path(str(WORK / "cert.pem"))
+    healthy_port = free_port()
+    healthy = Process(target=serve_healthy, args=(healthy_port, str(WORK)), daemon=True)
+    healthy.start()
+    dead = socket.socket()  # listens, never accepts: the TLS handshake never gets an answer
+    dead.bind(("127.0.0.1", 0))
+    dead.listen(1024)
+    for _ in range(100):
+        try:
+            socket.create_connection(("127.0.0.1", healthy_port), timeout=1).close()
+            break
+        except OSError:
+            time.sleep(0.05)
+    return healthy_port, dead.getsockname()[1], healthy, dead
+
+
+CELERY = [sys.executable, "-m", "celery", "-A", "config"]
+
+
+def start_process(args: list[str]) -> subprocess.Popen:
+    return subprocess.Popen(
+        CELERY + args, cwd=ROOT, start_new_session=True, stdout=subprocess.DEVNULL
+    )
+
+
+def start_workers(count: int) -> list[subprocess.Popen]:
+    """The Procfile's delivery worker, `count` times."""
+    worker = ["worker", "-Q", "webhooks", "--pool", "threads", "--concurrency", "16"]
+    worker += ["--prefetch-multiplier", "1", "--without-gossip", "--without-mingle"]
+    worker += ["--loglevel", "WARNING"]
+    return [start_process(worker + ["-n", f"bench-webhooks-{n}@%h"]) for n in range(count)]
+
+
+def stop(processes: list[subprocess.Popen]) -> None:
+    """Warm shutdown: a worker finishes what it is delivering (at most the 10 s timeout)."""
+    for process in processes:
+        os.killpg(process.pid, signal.SIGTERM)
+    for process in processes:
+        process.wait(60)
+
+
+def percentile(values: list[float], fraction: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(fraction * (len(ordered) - 1))))]
+
+
+def emit_timed(merchant, committed: dict) -> None:
+    from django.db import transaction
+
+    from events.services import emit
+
+    with transaction.atomic():
+        holder = {}
+        # Registered before emit()'s own hook, so it runs first, right after the COMMIT.
+        transaction.on_commit(lambda: committed.__setitem__(holder["id"], time.time()))
+        holder["id"] = emit(
+            merchant=merchant,
+            livemode=False,
+            type="payment.captured",
+            obj={"id": "pay_01J00000000000000000BENCH0", "object": "payment"},
+        ).id
+
+
+def wait_delivered(endpoint, event_ids, timeout: float) -> None:
+    from webhooks.models import Attempt
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        done = Attempt.objects.filter(
+            endpoint=endpoint, event_id__in=event_ids, status="delivered"
+        ).count()
+        if done >= len(event_ids):
+            return
+        time.sleep(0.2)
+    raise SystemExit(f"only {done} of {len(event_ids)} delivered in {timeout} s")
+
+
+def first_attempt_delays(endpoint, committed: dict) -> list[float]:
+    from webhooks.models import Attempt
+
+    attempts = Attempt.objects.filter(endpoint=endpoint, event_id__in=committed, attempt=1)
+    return [a.attempted_at.timestamp() - committed[a.event_id] for a in attempts]
+
+
+def paced_phase(label, merchant, healthy, rate: int, seconds: int) -> None:
+    committed: dict = {}
+    interval = 1.0 / rate
+    start = time.monotonic()
+    for n in range(rate * seconds):
+        time.sleep(max(0.0, start + n * interval - time.monotonic()))
+        emit_timed(merchant, committed)
+    wait_delivered(healthy, list(committed), timeout=60)
+    delays = first_attempt_delays(healthy, committed)
+    print(
+        f"{label}: {len(delays)} events at {rate}/s; commit -> first attempt "
+        f"p50 {percentile(delays, 0.5) * 1000:.0f} ms, p99 {percentile(delays, 0.99) * 1000:.0f}"
+        f" ms, max {max(delays) * 1000:.0f} ms (healthy endpoint)"
+    )
+
+
+def burst_phase(merchant, healthy, count: int, workers: int) -> list[subprocess.Popen]:
+    """Deliveries per second: `count` events committed while no worker runs, then workers
+    started on the backlog; timed from the first attempt to the end of the last delivery."""
+    from webhooks.models import Attempt
+
+    committed: dict = {}
+    for _ in range(count):
+        emit_timed(merchant, committed)
+    processes = start_workers(workers)
+    wait_delivered(healthy, list(committed), timeout=600)
+    attempts = list(Attempt.objects.filter(endpoint=healthy, event_id__in=committed))
+    first = min(a.attempted_at.timestamp() for a in attempts)
+    last = max(a.attempted_at.timestamp() + a.duration_ms / 1000 for a in attempts)
+    print(
+        f"burst: {count} events queued, then {workers} worker process(es) x 16 threads: "
+        f"{count / (last - first):.0f} healthy deliveries/s "
+        f"({count} in {last - first:.1f} s, the dead endpoint subscribed too)"
+    )
+    return processes
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--rate", type=int, default=100, help="paced events per second")
+    parser.add_argument("--seconds", type=int, default=10, help="length of each paced phase")
+    parser.add_argument("--burst", type=int, default=2000, help="events in the burst phase")
+    parser.add_argument("--workers", type=int, default=1, help="worker processes in the burst")
+    args = parser.parse_args()
+
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+
+    from accounts.services import merchant_create
+    from webhooks.models import Attempt, Delivery
+    from webhooks.services import endpoint_create, endpoint_delete
+
+    call_command("migrate", verbosity=0)
+    healthy_port, dead_port, healthy_server, dead_socket = start_receivers()
+    beat = start_process(["beat", "--schedule", str(WORK / "beat"), "--loglevel", "WARNING"])
+    workers = start_workers(1)
+    dead = None
+    try:
+        merchant = merchant_create(name="Bench", email="bench@example.test").merchant
+
+        def endpoint(port):
+            url = f"https://localhost:{port}/hooks"
+            return endpoint_create(merchant=merchant, livemode=False, url=url).endpoint
+
+        healthy = endpoint(healthy_port)
+        emit_timed(merchant, {})  # warm-up: the worker's first connection and TLS setup
+        time.sleep(2)
+        paced_phase("paced, healthy only", merchant, healthy, args.rate, args.seconds)
+        dead = endpoint(dead_port)
+        paced_phase("paced, healthy + dead", merchant, healthy, args.rate, args.seconds)
+        stop(workers)
+        workers = burst_phase(merchant, healthy, args.burst, args.workers)
+        print(
+            f"dead endpoint: {Attempt.objects.filter(endpoint=dead).count()} attempts "
+            "(each waited out the 10 s timeout), "
+            f"{Delivery.objects.filter(endpoint=dead, status='pending').count()} "
+            "deliveries waiting their turn"
+        )
+    finally:
+        if dead is not None:
+            endpoint_delete(endpoint=dead)  # cancels its backlog
+        stop(workers + [beat])
+        healthy_server.terminate()
+        dead_socket.close()
+
+
+if __name__ == "__main__":
+    main()

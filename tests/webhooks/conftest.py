@@ -1,0 +1,76 @@
+"""Webhook fixtures: a real HTTPS receiver on loopback trusted through WEBHOOK_CA_BUNDLE, with
+WEBHOOK_ALLOWED_NETWORKS letting loopback through the URL guard (https stays required)."""
+
+import ipaddress
+
+import pytest
+import trustme
+from django.db import transaction
+
+from events.services import emit
+from tests.webhooks.receiver import Receiver
+from webhooks.services import endpoint_create
+
+LOOPBACK = [ipaddress.ip_network("127.0.0.0/8"), ipaddress.ip_network("::1/128")]
+
+
+@pytest.fixture(scope="session")
+def webhook_ca():
+    return trustme.CA()
+
+
+@pytest.fixture(scope="session")
+def ca_bundle(webhook_ca, tmp_path_factory):
+    path = tmp_path_factory.mktemp("ca") / "webhook-ca.pem"
+    webhook_ca.cert_pem.write_to_path(str(path))
+    return str(path)
+
+
+@pytest.fixture
+def loopback_allowed(settings, ca_bundle):
+    settings.WEBHOOK_ALLOWED_NETWORKS = LOOPBACK
+    settings.WEBHOOK_CA_BUNDLE = ca_bundle
+
+
+@pytest.fixture
+def receiver(webhook_ca, loopback_allowed):
+    server = Receiver(webhook_ca)
+    yield server
+    server.close()
+
+
+@pytest.fixture
+def endpoint_for(merchant):
+    """endpoint_for(receiver, enabled_events=[...], livemode=False) -> (endpoint, secret)."""
+
+    def make(receiver, *, livemode=False, **kwargs):
+        created = endpoint_create(
+            merchant=merchant, livemode=livemode, url=receiver.url(), **kwargs
+        )
+        return created.endpoint, created.secret
+
+    return make
+
+
+def payment_object(payment_id="pay_01J0000000000000000000000A", status="captured"):
+    return {"id": payment_id, "object": "payment", "status": status, "amount": 1000}
+
+
+@pytest.fixture
+def emit_event(merchant, settings):
+    """Writes an event as a service would; its after-commit hook is left out (the test drives
+    the fan-out itself), unless `hooks=True`."""
+
+    def make(type="payment.captured", obj=None, *, livemode=False, hooks=False):
+        if not hooks:
+            settings.EVENT_DISPATCH_HOOKS = []
+        with transaction.atomic():
+            return emit(
+                merchant=merchant,
+                livemode=livemode,
+                type=type,
+                obj=obj or payment_object(),
+                previous_attributes={"status": "authorized"},
+            )
+
+    return make

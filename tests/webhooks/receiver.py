@@ -1,0 +1,74 @@
+"""A real HTTPS webhook receiver on loopback, with a throwaway CA made by trustme.
+
+It records every request (headers and the raw body, before any parsing) and answers with
+whatever the test sets on `receiver.reply` (status, body, extra headers), or holds the request
+open until `receiver.release` is set (a slow receiver, or one that is mid-request when a worker
+is killed).
+"""
+
+import ssl
+import threading
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import trustme
+
+
+@dataclass
+class Reply:
+    status: int = 200
+    body: bytes = b"ok"
+    headers: dict = field(default_factory=dict)
+    hold: bool = False  # keep the request open until `release` is set
+
+
+@dataclass
+class Received:
+    path: str
+    headers: dict
+    body: bytes
+
+
+class Receiver:
+    def __init__(self, ca: trustme.CA, hostnames=("localhost",)):
+        self.reply = Reply()
+        self.requests: list[Received] = []
+        self.arrived = threading.Event()
+        self.release = threading.Event()
+        receiver = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self):
+                length = int(self.headers.get("Content-Length", 0))
+                body = self.rfile.read(length)
+                receiver.requests.append(Received(self.path, dict(self.headers), body))
+                receiver.arrived.set()
+                reply = receiver.reply
+                if reply.hold:
+                    receiver.release.wait(30)
+                self.send_response(reply.status)
+                for name, value in reply.headers.items():
+                    self.send_header(name, value)
+                self.send_header("Content-Length", str(len(reply.body)))
+                self.end_headers()
+                self.wfile.write(reply.body)
+
+            def log_message(self, *args):
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+        ca.issue_cert(*hostnames).configure_cert(context)
+        self.server.socket = context.wrap_socket(self.server.socket, server_side=True)
+        self.port = self.server.server_address[1]
+        self.thread = threading.Thread(target=self.server.serve_forever, args=(0.05,), daemon=True)
+        self.thread.start()
+
+    def url(self, path="/hooks", host="localhost") -> str:
+        return f"https://{host}:{self.port}{path}"
+
+    def close(self):
+        self.release.set()
+        self.server.shutdown()
+        self.server.server_close()

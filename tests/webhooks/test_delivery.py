@@ -1,0 +1,300 @@
+"""Delivery logic against a real HTTPS receiver on loopback.
+
+How delivery is driven here: the service functions the Celery tasks call (`event_fan_out`,
+`delivery_run`, `due_delivery_ids`, `undispatched_event_ids`) are called synchronously in the
+test process, so each test is about the delivery logic and runs in milliseconds; time moves
+with time-machine. The broker is not mocked: where the after-commit hook runs it enqueues to
+the real Redis (or embedded) broker. A real Celery worker process is started only in
+test_worker_e2e.py.
+"""
+
+import datetime
+import hashlib
+import hmac
+import json
+
+import pytest
+import stripe
+import time_machine
+from django.core import mail
+from django.utils import timezone
+
+from events.models import Event
+from webhooks.delivery import (
+    ENQUEUED_GRACE,
+    LEASE,
+    MAX_IN_FLIGHT_PER_ENDPOINT,
+    EndpointBusy,
+    delivery_attempt,
+    delivery_claim,
+    delivery_run,
+    due_delivery_ids,
+    event_fan_out,
+    undispatched_event_ids,
+)
+from webhooks.models import Attempt, Delivery
+from webhooks.services import endpoint_delete, endpoint_roll_secret
+from webhooks.tasks import deliver_due, dispatch_event
+
+pytestmark = pytest.mark.django_db
+MAX_IN_FLIGHT = MAX_IN_FLIGHT_PER_ENDPOINT
+
+
+def fan_out_one(event):
+    (delivery_id,) = event_fan_out(event.id)
+    return delivery_id
+
+
+def signatures(header: str) -> tuple[int, list[str]]:
+    parts = [part.split("=", 1) for part in header.split(",")]
+    timestamp = int(next(value for key, value in parts if key == "t"))
+    return timestamp, [value for key, value in parts if key == "v1"]
+
+
+def verifies(secret: str, header: str, body: bytes) -> bool:
+    timestamp, v1s = signatures(header)
+    expected = hmac.new(secret.encode(), f"{timestamp}.".encode() + body, hashlib.sha256)
+    return any(hmac.compare_digest(expected.hexdigest(), v1) for v1 in v1s)
+
+
+def test_event_is_delivered_signed_with_the_spec_headers(receiver, endpoint_for, emit_event):
+    endpoint, secret = endpoint_for(receiver)
+    event = emit_event()
+    attempt = delivery_run(fan_out_one(event))
+
+    assert attempt.status == "delivered" and attempt.http_status == 200
+    assert (attempt.attempt, attempt.response_body, attempt.error) == (1, "ok", None)
+    assert attempt.next_retry_at is None and attempt.id.startswith("wha_")
+    (request,) = receiver.requests
+    assert request.path == "/hooks"
+    headers = request.headers
+    assert headers["Service-Event-Id"] == event.id == headers["Idempotency-Key"]
+    assert headers["Service-Event-Type"] == "payment.captured"
+    assert headers["Content-Type"] == "application/json; charset=utf-8"
+    assert headers["Host"] == f"localhost:{receiver.port}"
+    payload = json.loads(request.body)
+    assert payload["id"] == event.id and payload["object"] == "event"
+    assert payload["data"]["previous_attributes"] == {"status": "authorized"}
+    assert "attempts" not in payload
+    # Verified from the raw body, by hand and by an independent verifier of the scheme.
+    signature = headers["Service-Signature"]
+    assert verifies(secret, signature, request.body)
+    assert not verifies(secret, signature, request.body + b" ")
+    assert stripe.WebhookSignature.verify_header(
+        request.body.decode(), signature, secret, tolerance=300
+    )
+    assert abs(signatures(signature)[0] - timezone.now().timestamp()) < 5
+    delivery = Delivery.objects.get(pk=attempt.delivery_id)
+    assert (delivery.status, delivery.next_attempt_at, delivery.claimed_until) == (
+        "delivered",
+        None,
+        None,
+    )
+    assert delivery_run(delivery.id) is None  # a duplicate task finds nothing to do
+
+
+def test_after_a_roll_both_secrets_sign_for_24_hours(receiver, endpoint_for, emit_event):
+    endpoint, old_secret = endpoint_for(receiver)
+    new_secret = endpoint_roll_secret(endpoint=endpoint).secret
+    delivery_run(fan_out_one(emit_event()))
+    body, header = receiver.requests[0].body, receiver.requests[0].headers["Service-Signature"]
+    assert len(signatures(header)[1]) == 2
+    for secret in (old_secret, new_secret):
+        assert stripe.WebhookSignature.verify_header(body.decode(), header, secret, 300)
+
+    with time_machine.travel(timezone.now() + datetime.timedelta(hours=24, seconds=1)):
+        delivery_run(fan_out_one(emit_event()))
+    body, header = receiver.requests[1].body, receiver.requests[1].headers["Service-Signature"]
+    assert len(signatures(header)[1]) == 1
+    assert verifies(new_secret, header, body) and not verifies(old_secret, header, body)
+
+
+def test_fan_out_matches_patterns_mode_and_runs_once(receiver, endpoint_for, emit_event):
+    payments, _ = endpoint_for(receiver, enabled_events=["payment.*"])
+    endpoint_for(receiver, enabled_events=["refund.created"])
+    everything, _ = endpoint_for(receiver)
+    endpoint_for(receiver, livemode=True)
+    deleted, _ = endpoint_for(receiver)
+    endpoint_delete(endpoint=deleted)
+
+    event = emit_event("payment.captured")
+    delivery_ids = event_fan_out(event.id)
+    assert {Delivery.objects.get(pk=i).endpoint_id for i in delivery_ids} == {
+        payments.id,
+        everything.id,
+    }
+    assert Event.objects.get(pk=event.id).dispatched_at is not None
+    assert event_fan_out(event.id) == []
+
+
+def test_the_after_commit_hook_fans_out(receiver, endpoint_for, emit_event, settings):
+    endpoint_for(receiver)
+    event = emit_event(hooks=True)
+    dispatch_event(event.id)  # what the hook does right after commit
+    assert Event.objects.get(pk=event.id).dispatched_at is not None
+    (delivery,) = Delivery.objects.filter(event=event, status="pending")
+    assert due_delivery_ids() == []  # its nudge is in the broker: the tick adds no second one
+    with time_machine.travel(timezone.now() + ENQUEUED_GRACE + datetime.timedelta(seconds=1)):
+        assert due_delivery_ids() == [delivery.id]  # that nudge was lost: the tick sends another
+        deliver_due()
+        assert due_delivery_ids() == []
+
+
+def failing_run(receiver, delivery_id):
+    attempt = delivery_run(delivery_id)
+    assert attempt is not None and attempt.status == "failed"
+    return attempt
+
+
+def test_retry_schedule_then_dead_letter_and_email(receiver, endpoint_for, emit_event, merchant):
+    receiver.reply.status, receiver.reply.body = 500, b"boom"
+    endpoint, _ = endpoint_for(receiver)
+    start = timezone.now()
+    with time_machine.travel(start, tick=False) as clock:
+        event = emit_event()
+        delivery_id = fan_out_one(event)
+        attempt = failing_run(receiver, delivery_id)
+        delays = []
+        while attempt.next_retry_at is not None:
+            delay = attempt.next_retry_at - attempt.attempted_at
+            delays.append(int(delay.total_seconds()))
+            clock.shift(delay - datetime.timedelta(seconds=1))
+            assert due_delivery_ids() == [] and delivery_run(delivery_id) is None
+            clock.shift(datetime.timedelta(seconds=1))
+            assert due_delivery_ids() == [delivery_id]
+            attempt = failing_run(receiver, delivery_id)
+
+    assert delays == [10, 60, 300, 1800, 7200, 21600, 86400]
+    attempts = Attempt.objects.filter(delivery_id=delivery_id).order_by("attempt")
+    assert [a.attempt for a in attempts] == list(range(1, 9))
+    assert {(a.http_status, a.response_body) for a in attempts} == {(500, "boom")}
+    assert "HTTP 500" in attempts[0].error
+    assert len(receiver.requests) == 8
+    assert Delivery.objects.get(pk=delivery_id).status == "dead_lettered"
+    assert Event.objects.get(pk=event.id).dead_lettered_at is not None
+    (email,) = mail.outbox
+    assert email.to == [merchant.email] and event.id in email.subject
+    assert endpoint.url in email.body and "svc_whsec_" not in email.body
+
+
+def test_no_retry_past_72_hours_after_the_event(receiver, endpoint_for, emit_event):
+    receiver.reply.status = 503
+    endpoint_for(receiver)
+    event = emit_event()
+    Event.objects.filter(pk=event.id).update(
+        created=timezone.now() - datetime.timedelta(hours=72) + datetime.timedelta(seconds=5)
+    )
+    attempt = failing_run(receiver, fan_out_one(event))
+    assert attempt.next_retry_at is None
+    assert Delivery.objects.get(pk=attempt.delivery_id).status == "dead_lettered"
+    assert len(mail.outbox) == 1
+
+
+def test_a_redirect_is_a_failure_and_is_not_followed(receiver, endpoint_for, emit_event):
+    receiver.reply.status = 302
+    receiver.reply.headers = {"Location": receiver.url("/elsewhere")}
+    endpoint_for(receiver)
+    attempt = failing_run(receiver, fan_out_one(emit_event()))
+    assert attempt.http_status == 302 and "redirect" in attempt.error
+    assert [r.path for r in receiver.requests] == ["/hooks"]
+    assert attempt.next_retry_at is not None
+
+
+def test_only_the_first_2_kb_of_the_response_is_stored(receiver, endpoint_for, emit_event):
+    receiver.reply.body = b"x" * 5000
+    endpoint_for(receiver)
+    attempt = delivery_run(fan_out_one(emit_event()))
+    assert attempt.status == "delivered" and attempt.response_body == "x" * 2048
+
+
+def test_tls_verifies_the_host_name_not_the_address(receiver, merchant, emit_event):
+    from webhooks.services import endpoint_create
+
+    # The certificate names only "localhost": the same server by IP must fail verification.
+    endpoint_create(merchant=merchant, livemode=False, url=receiver.url(host="127.0.0.1"))
+    attempt = failing_run(receiver, fan_out_one(emit_event()))
+    assert attempt.http_status is None and attempt.error.startswith("tls:")
+    assert receiver.requests == []
+
+
+def test_the_url_is_checked_again_before_every_delivery(
+    receiver, endpoint_for, emit_event, settings
+):
+    endpoint_for(receiver)
+    delivery_id = fan_out_one(emit_event())
+    settings.WEBHOOK_ALLOWED_NETWORKS = []  # localhost now counts as internal again
+    attempt = failing_run(receiver, delivery_id)
+    assert attempt.error.startswith("private_address") and attempt.http_status is None
+    assert receiver.requests == [] and attempt.next_retry_at is not None
+
+
+def test_a_dead_receiver_is_a_failed_attempt(receiver, endpoint_for, emit_event):
+    endpoint_for(receiver)
+    receiver.close()
+    attempt = failing_run(receiver, fan_out_one(emit_event()))
+    assert attempt.http_status is None and attempt.error.startswith("connection failed")
+
+
+def test_deleting_the_endpoint_cancels_what_is_pending(receiver, endpoint_for, emit_event):
+    endpoint, _ = endpoint_for(receiver)
+    delivery_id = fan_out_one(emit_event())
+    in_flight = fan_out_one(emit_event())
+    claimed = delivery_claim(in_flight)
+    endpoint_delete(endpoint=endpoint)
+    assert Delivery.objects.get(pk=delivery_id).status == "canceled"
+    assert delivery_run(delivery_id) is None
+    assert delivery_attempt(claimed).status == "delivered"  # one in flight finishes
+    assert len(receiver.requests) == 1
+
+
+def test_a_stuck_endpoint_does_not_take_every_worker(receiver, endpoint_for, emit_event):
+    stuck, _ = endpoint_for(receiver, enabled_events=["payment.*"])
+    healthy, _ = endpoint_for(receiver, enabled_events=["refund.*"])
+    stuck_ids = [fan_out_one(emit_event()) for _ in range(MAX_IN_FLIGHT + 2)]
+    waiting, queued_behind = stuck_ids[-2:]
+    for delivery_id in stuck_ids[:MAX_IN_FLIGHT]:
+        assert delivery_claim(delivery_id) is not None  # workers waiting on its receiver
+    with pytest.raises(EndpointBusy):  # the task enqueues it again, behind the others
+        delivery_claim(waiting)
+    postponed = Delivery.objects.get(pk=waiting)
+    assert (postponed.attempt_count, postponed.claimed_until) == (0, None)
+    refund = emit_event("refund.created", {"id": "ref_01J0000000000000000000000A"})
+    assert delivery_claim(fan_out_one(refund)).endpoint_id == healthy.id
+
+    with time_machine.travel(timezone.now() + datetime.timedelta(seconds=2)):
+        assert delivery_claim(waiting) is None  # its workers hang: wait out the timeout
+        for delivery_id in (waiting, queued_behind):  # every waiting delivery, in one go
+            row = Delivery.objects.get(pk=delivery_id)
+            assert row.next_attempt_at - timezone.now() >= datetime.timedelta(seconds=9)
+            assert row.attempt_count == 0
+        assert delivery_claim(queued_behind) is None  # its queued nudge is a no-op now
+
+    with time_machine.travel(timezone.now() + LEASE):  # the stuck workers' leases run out
+        assert delivery_run(waiting).status == "delivered"
+
+
+def test_a_lost_nudge_is_recovered_by_the_sweeper(receiver, endpoint_for, emit_event):
+    endpoint_for(receiver)
+    event = emit_event()  # committed, but its after-commit nudge never ran
+    assert undispatched_event_ids() == []  # still within the grace of its own nudge
+    with time_machine.travel(timezone.now() + datetime.timedelta(minutes=2)):
+        assert undispatched_event_ids() == [event.id]
+        dispatch_event(event.id)  # what the sweeper enqueues
+        attempt = delivery_run(Delivery.objects.get(event=event).id)
+    assert attempt.status == "delivered"
+    assert receiver.requests[0].headers["Service-Event-Id"] == event.id
+
+
+def test_fan_out_does_not_nudge_a_hanging_endpoint(receiver, endpoint_for, emit_event):
+    hanging, _ = endpoint_for(receiver, enabled_events=["payment.*"])
+    healthy, _ = endpoint_for(receiver, enabled_events=["payment.*"])
+    stuck_ids = [d for _ in range(MAX_IN_FLIGHT) for d in event_fan_out(emit_event().id)]
+    for delivery in Delivery.objects.filter(pk__in=stuck_ids, endpoint=hanging):
+        assert delivery_claim(delivery.id) is not None  # workers waiting on its receiver
+    with time_machine.travel(timezone.now() + datetime.timedelta(seconds=2)):
+        event = emit_event()
+        nudged = event_fan_out(event.id)
+        waiting = Delivery.objects.get(event=event, endpoint=hanging)
+        assert nudged == [Delivery.objects.get(event=event, endpoint=healthy).id]
+        assert waiting.next_attempt_at - timezone.now() >= datetime.timedelta(seconds=9)
+        assert waiting.enqueued_until is None  # the beat tick enqueues it when its wait ends

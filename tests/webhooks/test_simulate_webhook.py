@@ -1,0 +1,135 @@
+"""POST /v1/sandbox/simulate-webhook (spec "Test-mode endpoints"): stored like a real event,
+delivered inline to a real HTTPS receiver, 201 with the event and its attempts."""
+
+import json
+
+import pytest
+import stripe
+
+from events.models import Event
+from tests.webhooks.conftest import payment_object
+from webhooks.models import Delivery
+
+pytestmark = pytest.mark.django_db
+
+FAKE_PAYMENT = "pay_0000000000000000000000TEST"
+
+
+def simulate(api, **body):
+    return api.post("/v1/sandbox/simulate-webhook", body, format="json")
+
+
+def error_of(response, status, code):
+    assert response.status_code == status, response.content
+    assert response.json()["error"]["code"] == code
+    return response.json()["error"]
+
+
+def test_delivered_inline_signed_and_stored(api, receiver, endpoint_for):
+    endpoint, secret = endpoint_for(receiver)
+    response = simulate(api, type="payment.captured")
+    assert response.status_code == 201
+    body = response.json()
+    assert body["id"].startswith("evt_") and body["livemode"] is False
+    assert body["type"] == "payment.captured"
+    assert body["data"]["object"]["id"] == FAKE_PAYMENT
+    assert body["data"]["object"]["status"] == "captured"
+    (attempt,) = body["attempts"]
+    assert (attempt["endpoint"], attempt["status"], attempt["http_status"]) == (
+        endpoint.id,
+        "delivered",
+        200,
+    )
+    (request,) = receiver.requests
+    assert json.loads(request.body)["id"] == body["id"]
+    assert stripe.WebhookSignature.verify_header(
+        request.body.decode(), request.headers["Service-Signature"], secret, 300
+    )
+    stored = Event.objects.get(pk=body["id"])
+    assert stored.livemode is False and stored.dispatched_at is not None
+    assert Delivery.objects.get(event=stored).status == "delivered"
+
+
+def test_a_failing_receiver_shows_in_the_response_and_is_retried(api, receiver, endpoint_for):
+    receiver.reply.status, receiver.reply.body = 500, b"nope"
+    endpoint_for(receiver)
+    (attempt,) = simulate(api, type="refund.failed").json()["attempts"]
+    assert (attempt["status"], attempt["http_status"], attempt["response_body"]) == (
+        "failed",
+        500,
+        "nope",
+    )
+    assert attempt["next_retry_at"] is not None
+
+
+def test_only_the_named_endpoint(api, receiver, endpoint_for):
+    endpoint_for(receiver)
+    chosen, _ = endpoint_for(receiver)
+    attempts = simulate(api, type="payment.created", endpoint=chosen.id).json()["attempts"]
+    assert [a["endpoint"] for a in attempts] == [chosen.id]
+
+
+def test_nothing_subscribed_is_422_and_stores_nothing(api, receiver, endpoint_for):
+    endpoint, _ = endpoint_for(receiver, enabled_events=["refund.*"])
+    error_of(simulate(api, type="payment.captured"), 422, "no_matching_endpoint")
+    error_of(
+        simulate(api, type="payment.captured", endpoint=endpoint.id), 422, "no_matching_endpoint"
+    )
+    assert not Event.objects.exists()
+
+
+def test_the_resource_is_the_newest_rendering_of_a_real_one(
+    api, receiver, endpoint_for, emit_event
+):
+    endpoint_for(receiver)
+    older = payment_object("pay_01J0000000000000000000000A", status="authorized")
+    emit_event("payment.authorized", older)
+    newest = payment_object("pay_01J0000000000000000000000B", status="captured")
+    emit_event("payment.captured", newest)
+    emit_event("payment.captured", {**older, "status": "captured"})
+    emit_event("payment.created", payment_object("pay_01J0000000000000000000000C"), livemode=True)
+
+    omitted = simulate(api, type="payment.captured").json()
+    assert omitted["data"]["object"] == {**older, "status": "captured"}
+    by_id = simulate(api, type="payment.captured", resource=newest["id"]).json()
+    assert by_id["data"]["object"] == newest
+    error = error_of(
+        simulate(api, type="payment.captured", resource="pay_01J00000000000000000000ZZZ"),
+        404,
+        "resource_not_found",
+    )
+    assert error["param"] == "resource"
+    error = error_of(
+        simulate(api, type="payment.captured", resource=newest["id"].replace("pay", "ref")),
+        400,
+        "invalid_parameter",
+    )
+    assert error["param"] == "resource"
+
+
+@pytest.mark.parametrize(
+    "event_type, object_type, fake_id",
+    [
+        ("refund.succeeded", "refund", "ref_0000000000000000000000TEST"),
+        ("payout.paid", "payout", "po_0000000000000000000000TEST"),
+        ("checkout_session.completed", "checkout_session", "cs_0000000000000000000000TEST"),
+    ],
+)
+def test_synthetic_samples_have_obviously_fake_ids(
+    api, receiver, endpoint_for, event_type, object_type, fake_id
+):
+    endpoint_for(receiver)
+    sample = simulate(api, type=event_type).json()["data"]["object"]
+    assert (sample["id"], sample["object"], sample["livemode"]) == (fake_id, object_type, False)
+
+
+def test_type_must_be_an_event_type(api, receiver, endpoint_for):
+    endpoint_for(receiver)
+    assert error_of(simulate(api, type="payment.exploded"), 400, "invalid_parameter")["param"] == (
+        "type"
+    )
+    assert error_of(simulate(api), 400, "invalid_parameter")["param"] == "type"
+
+
+def test_live_keys_are_refused(live_api):
+    error_of(simulate(live_api, type="payment.captured"), 403, "test_mode_required")

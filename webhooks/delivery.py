@@ -1,0 +1,373 @@
+"""Deliveries: fan-out of an event to the endpoints subscribed to it, one attempt at a time,
+the retry schedule and the dead letter (spec "Events > Delivery request", "Retries and dead
+letter"; ARCHITECTURE.md "Events and the outbox").
+
+A delivery is a row; the broker only nudges. A worker claims a due row with a conditional
+update that sets a lease (`claimed_until`), makes the HTTP request outside any transaction, and
+records the attempt and the next due time in one transaction. A worker that dies mid-request
+leaves the lease to run out, after which the beat tick finds the row due again: the event is
+sent again (at least once) and receivers deduplicate on its id.
+"""
+
+import datetime
+import logging
+import smtplib
+
+from django.core.mail import send_mail
+from django.db import transaction
+from django.db.models import Count, Min, Q
+from django.utils import timezone
+
+from api.errors import ProcessingFailed, ValidationFailed
+from api.renderers import dumps
+from events.catalogue import matches_any
+from events.models import Event
+from events.serializers import event_to_dict
+from webhooks import transport
+from webhooks.models import Attempt, Delivery, WebhookEndpoint
+from webhooks.services import enabled_endpoints
+from webhooks.signing import active_secrets, signature_header
+from webhooks.urlguard import check_url
+
+log = logging.getLogger(__name__)
+
+RETRY_DELAYS = tuple(datetime.timedelta(seconds=s) for s in (10, 60, 300, 1800, 7200, 21600, 86400))
+RETRY_WINDOW = datetime.timedelta(hours=72)  # after the event's creation, at the latest
+# Longer than one attempt can take (URL check + the 10 s timeout), so a live attempt is never
+# taken over; short enough that a crashed worker's delivery is retried within about a minute.
+LEASE = datetime.timedelta(seconds=60)
+# How long a nudge may sit in the broker before the beat tick assumes it lost and sends another.
+ENQUEUED_GRACE = datetime.timedelta(seconds=30)
+# Bulkhead: one endpoint may tie up at most this many workers at once (half the Procfile's 16
+# delivery threads), so a receiver that makes every attempt wait out the 10 s timeout cannot
+# take them all, and deliveries to healthy endpoints keep flowing. Its other due deliveries
+# wait, without an attempt: behind the queued ones when the endpoint is merely busy, for the
+# timeout when its attempts hang.
+MAX_IN_FLIGHT_PER_ENDPOINT = 8
+SLOW_ATTEMPT = datetime.timedelta(seconds=1)
+STUCK_ENDPOINT_BACKOFF = datetime.timedelta(seconds=transport.TIMEOUT_SECONDS)
+DUE_BATCH = 500
+
+PENDING = Delivery.Status.PENDING
+
+
+def subscribed_endpoints(merchant, livemode: bool, event_type: str) -> list[WebhookEndpoint]:
+    endpoints = enabled_endpoints(merchant, livemode).order_by("id")
+    return [e for e in endpoints if matches_any(e.enabled_events, event_type)]
+
+
+def endpoints_for(event_type: str, endpoints: list[WebhookEndpoint]) -> list[WebhookEndpoint]:
+    """Those of `endpoints` subscribed to the type; 422 `no_matching_endpoint` when none is."""
+    subscribed = [e for e in endpoints if matches_any(e.enabled_events, event_type)]
+    if not subscribed:
+        raise ProcessingFailed(
+            f"No enabled webhook endpoint in this mode is subscribed to {event_type}.",
+            code="no_matching_endpoint",
+        )
+    return subscribed
+
+
+# --- fan-out ---------------------------------------------------------------------------------
+
+
+def event_fan_out(event_id: str) -> list[str]:
+    """The outbox step, once per event: a pending delivery per subscribed endpoint, and
+    `dispatched_at` set. Safe to run twice (the second run finds the event dispatched)."""
+    with transaction.atomic():
+        event = (
+            Event.objects.select_for_update(skip_locked=True)
+            .filter(pk=event_id, dispatched_at__isnull=True)
+            .first()
+        )
+        if event is None:
+            return []
+        now = timezone.now()
+        endpoints = subscribed_endpoints(event.merchant_id, event.livemode, event.type)
+        hanging = hanging_endpoint_ids([e.id for e in endpoints], now)
+        deliveries = [
+            # To an endpoint that hangs right now the first attempt waits like its other
+            # deliveries (bulkhead); the beat tick enqueues it when that wait is over.
+            Delivery(event=event, endpoint=e, next_attempt_at=now + STUCK_ENDPOINT_BACKOFF)
+            if e.id in hanging
+            else Delivery(
+                event=event,
+                endpoint=e,
+                next_attempt_at=now,
+                enqueued_until=now + ENQUEUED_GRACE,  # the caller enqueues them
+            )
+            for e in endpoints
+        ]
+        # A resend may already have made one of these rows: that row stands.
+        Delivery.objects.bulk_create(deliveries, ignore_conflicts=True)
+        Event.objects.filter(pk=event.pk).update(dispatched_at=now)
+    return [d.id for d in deliveries if d.endpoint_id not in hanging]
+
+
+def deliveries_create_claimed(event: Event, endpoints: list[WebhookEndpoint]) -> list[Delivery]:
+    """Inside the caller's transaction: deliveries its own process attempts right after commit
+    (simulate-webhook), leased so the beat tick does not race it to them."""
+    now = timezone.now()
+    deliveries = Delivery.objects.bulk_create(
+        Delivery(event=event, endpoint=e, next_attempt_at=now, claimed_until=now + LEASE)
+        for e in endpoints
+    )
+    Event.objects.filter(pk=event.pk).update(dispatched_at=now)
+    return deliveries
+
+
+def deliveries_reopen(deliveries) -> list[str]:
+    """Resend and requeue: due now again, whatever their state; numbering continues."""
+    now = timezone.now()
+    ids = [d.id for d in deliveries]
+    with transaction.atomic():
+        Delivery.objects.filter(pk__in=ids).update(
+            status=PENDING, next_attempt_at=now, enqueued_until=now + ENQUEUED_GRACE
+        )
+        Event.objects.filter(deliveries__pk__in=ids).update(dead_lettered_at=None)
+    return ids
+
+
+def event_resend(*, event: Event, endpoint: WebhookEndpoint | None = None) -> list[str]:
+    """Another attempt now for each endpoint subscribed to the event (or the one named)."""
+    if endpoint is None:
+        candidates = list(enabled_endpoints(event.merchant_id, event.livemode))
+    else:
+        candidates = [endpoint]
+    endpoints = endpoints_for(event.type, candidates)
+    with transaction.atomic():
+        deliveries = [Delivery.objects.get_or_create(event=event, endpoint=e)[0] for e in endpoints]
+        return deliveries_reopen(deliveries)
+
+
+# --- one attempt -----------------------------------------------------------------------------
+
+
+def _claimable(now: datetime.datetime):
+    return Delivery.objects.filter(status=PENDING, next_attempt_at__lte=now).filter(
+        Q(claimed_until__isnull=True) | Q(claimed_until__lte=now)
+    )
+
+
+class EndpointBusy(Exception):
+    """The endpoint has its share of attempts in flight, all progressing: try again after the
+    deliveries queued behind this one (the caller re-enqueues it)."""
+
+
+def delivery_claim(delivery_id: str) -> Delivery | None:
+    """Take the lease on a due delivery, or None (not due, taken, finished or gone, or
+    postponed because its endpoint hangs); EndpointBusy when its endpoint is merely busy."""
+    now = timezone.now()
+    lease = now + LEASE
+    if not _claimable(now).filter(pk=delivery_id).update(claimed_until=lease):
+        return None  # not due, or another worker won the race
+    delivery = Delivery.objects.select_related("event", "endpoint", "event__merchant").get(
+        pk=delivery_id
+    )
+    in_flight = attempts_in_flight(delivery.endpoint_id, now, excluding=delivery.pk)
+    if in_flight["count"] < MAX_IN_FLIGHT_PER_ENDPOINT:
+        return delivery
+    release = Delivery.objects.filter(pk=delivery_id, claimed_until=lease)
+    if is_hanging(in_flight, now):
+        # No room for a while. The beat tick brings it back.
+        until = now + STUCK_ENDPOINT_BACKOFF
+        release.update(claimed_until=None, next_attempt_at=until, enqueued_until=None)
+        _postpone_stuck_endpoint(delivery.endpoint_id, now, until)
+        return None
+    release.update(claimed_until=None)
+    raise EndpointBusy(delivery.endpoint_id)
+
+
+def _in_flight(now):
+    return Delivery.objects.filter(status=PENDING, claimed_until__gt=now)
+
+
+IN_FLIGHT = {"count": Count("pk"), "oldest_lease": Min("claimed_until")}
+
+
+def attempts_in_flight(endpoint_id: str, now, excluding: str | None = None) -> dict:
+    """{"count", "oldest_lease"} of the endpoint's attempts being made right now."""
+    return (
+        _in_flight(now).filter(endpoint_id=endpoint_id).exclude(pk=excluding).aggregate(**IN_FLIGHT)
+    )
+
+
+def is_hanging(in_flight: dict, now) -> bool:
+    """All of the endpoint's places are taken, the oldest for over a second: its receiver is
+    slow or dead, not merely busy."""
+    return (
+        in_flight["count"] >= MAX_IN_FLIGHT_PER_ENDPOINT
+        and now - (in_flight["oldest_lease"] - LEASE) > SLOW_ATTEMPT
+    )
+
+
+def hanging_endpoint_ids(endpoint_ids: list[str], now) -> set[str]:
+    per_endpoint = (
+        _in_flight(now)
+        .filter(endpoint_id__in=endpoint_ids)
+        .values("endpoint_id")
+        .annotate(**IN_FLIGHT)
+    )
+    return {row["endpoint_id"] for row in per_endpoint if is_hanging(row, now)}
+
+
+# endpoint id -> until when this process has postponed its waiting deliveries
+_stuck_endpoints: dict[str, datetime.datetime] = {}
+
+
+def _postpone_stuck_endpoint(endpoint_id: str, now, until) -> None:
+    """Postpone every waiting delivery of a hanging endpoint in one statement (once per backoff
+    and process), so the nudges queued for them become one-query no-ops instead of each taking
+    the whole claim path."""
+    if _stuck_endpoints.get(endpoint_id, now) > now:
+        return
+    _stuck_endpoints[endpoint_id] = until
+    with transaction.atomic():
+        # skip_locked: rows another worker is claiming right now are left to it, and two
+        # workers postponing at once never wait on (or deadlock over) each other's rows.
+        waiting = (
+            _claimable(now).filter(endpoint_id=endpoint_id).select_for_update(skip_locked=True)
+        )
+        Delivery.objects.filter(pk__in=list(waiting.values_list("pk", flat=True))).update(
+            next_attempt_at=until, enqueued_until=None
+        )
+
+
+def delivery_headers(event: Event, endpoint: WebhookEndpoint, body: bytes, now) -> dict:
+    return {
+        "Content-Type": "application/json; charset=utf-8",
+        "Service-Signature": signature_header(
+            active_secrets(endpoint, now), int(now.timestamp()), body
+        ),
+        "Service-Event-Id": event.id,
+        "Service-Event-Type": event.type,
+        "Idempotency-Key": event.id,  # stable across retries, so receivers can deduplicate
+    }
+
+
+def delivery_attempt(delivery: Delivery) -> Attempt | None:
+    """POST the event to the endpoint (no transaction open) and record the attempt.
+    The caller holds the lease. None when the endpoint was deleted meanwhile."""
+    endpoint, event = delivery.endpoint, delivery.event
+    if endpoint.deleted_at is not None:
+        Delivery.objects.filter(pk=delivery.pk).update(
+            status=Delivery.Status.CANCELED, next_attempt_at=None, claimed_until=None
+        )
+        return None
+    attempted_at = timezone.now()
+    try:
+        target = check_url(endpoint.url)  # again before every delivery (spec "Delivery request")
+    except ValidationFailed as refused:
+        outcome = transport.Outcome(None, "", f"{refused.code}: {refused.message}", 0)
+    else:
+        body = dumps(event_to_dict(event))
+        outcome = transport.post(
+            target, body, delivery_headers(event, endpoint, body, attempted_at)
+        )
+    return delivery_record(delivery, outcome, attempted_at)
+
+
+def next_retry_at(event: Event, failed_attempt: int, now: datetime.datetime):
+    """When to try again after attempt number `failed_attempt` failed; None: no more tries."""
+    if failed_attempt > len(RETRY_DELAYS):
+        return None
+    at = now + RETRY_DELAYS[failed_attempt - 1]
+    return at if at <= event.created + RETRY_WINDOW else None
+
+
+def delivery_record(delivery: Delivery, outcome: transport.Outcome, attempted_at) -> Attempt:
+    """Record the attempt and what comes next. The caller's lease makes `attempt_count` its
+    own to increment; the unique (delivery, attempt) constraint backs that up."""
+    event = delivery.event
+    now = timezone.now()
+    number = delivery.attempt_count + 1
+    retry_at = None if outcome.delivered else next_retry_at(event, number, now)
+    if outcome.delivered:
+        status = Delivery.Status.DELIVERED
+    else:
+        status = PENDING if retry_at else Delivery.Status.DEAD_LETTERED
+    with transaction.atomic():
+        attempt = Attempt.objects.create(
+            delivery=delivery,
+            event_id=delivery.event_id,
+            endpoint_id=delivery.endpoint_id,
+            attempt=number,
+            status=Attempt.Status.DELIVERED if outcome.delivered else Attempt.Status.FAILED,
+            http_status=outcome.http_status,
+            response_body=outcome.response_body,
+            error=outcome.error,
+            duration_ms=outcome.duration_ms,
+            next_retry_at=retry_at,
+            attempted_at=attempted_at,
+        )
+        Delivery.objects.filter(pk=delivery.pk).update(
+            status=status,
+            attempt_count=number,
+            next_attempt_at=retry_at,
+            claimed_until=None,
+            enqueued_until=None,
+        )
+        newly_dead = status == Delivery.Status.DEAD_LETTERED and bool(
+            Event.objects.filter(pk=event.pk, dead_lettered_at__isnull=True).update(
+                dead_lettered_at=now
+            )
+        )
+    if newly_dead:
+        notify_owner_of_dead_letter(event, delivery.endpoint)
+    return attempt
+
+
+def delivery_run(delivery_id: str) -> Attempt | None:
+    """What the task does: claim, attempt, record. A no-op for a delivery not due."""
+    delivery = delivery_claim(delivery_id)
+    return delivery_attempt(delivery) if delivery is not None else None
+
+
+# --- dead letter -----------------------------------------------------------------------------
+
+
+def notify_owner_of_dead_letter(event: Event, endpoint: WebhookEndpoint) -> None:
+    """Email the account owner (spec "Retries and dead letter" 2). Sent after the commit; a
+    mail failure is logged, and the dead letter stays visible in the API and the admin."""
+    mode = "live" if event.livemode else "test"
+    try:
+        send_mail(
+            subject=f"Webhook event {event.id} could not be delivered",
+            message=(
+                f"We could not deliver the {mode}-mode event {event.id} ({event.type}) to your "
+                f"webhook endpoint {endpoint.id} ({endpoint.url}) and have stopped retrying.\n\n"
+                f"See GET /v1/events/{event.id} for every attempt, and resend it with "
+                f"POST /v1/events/{event.id}/resend once the endpoint is fixed."
+            ),
+            from_email=None,
+            recipient_list=[event.merchant.email],
+        )
+    except (smtplib.SMTPException, OSError):
+        log.exception("dead-letter email for %s to merchant %s failed", event.id, event.merchant_id)
+
+
+# --- what the beat tasks look for ------------------------------------------------------------
+
+
+def due_delivery_ids(limit: int = DUE_BATCH) -> list[str]:
+    """Due deliveries with no live nudge in the broker: retries whose time has come, and
+    deliveries whose nudge was lost or whose worker's lease ran out."""
+    now = timezone.now()
+    due = _claimable(now).filter(Q(enqueued_until__isnull=True) | Q(enqueued_until__lte=now))
+    return list(due.order_by("next_attempt_at").values_list("pk", flat=True)[:limit])
+
+
+def deliveries_mark_enqueued(delivery_ids: list[str]) -> None:
+    Delivery.objects.filter(pk__in=delivery_ids).update(
+        enqueued_until=timezone.now() + ENQUEUED_GRACE
+    )
+
+
+UNDISPATCHED_GRACE = datetime.timedelta(minutes=1)
+
+
+def undispatched_event_ids(limit: int = DUE_BATCH) -> list[str]:
+    """Events whose after-commit fan-out never happened (lost nudge, crash, broker down).
+    Events younger than a minute are left to their own nudge."""
+    cutoff = timezone.now() - UNDISPATCHED_GRACE
+    events = Event.objects.filter(dispatched_at__isnull=True, created__lte=cutoff)
+    return list(events.order_by("created").values_list("pk", flat=True)[:limit])

@@ -1,0 +1,58 @@
+"""Thin tasks: ids in, one service call. Every one is safe to run twice or not at all; the
+beat tasks find in the database whatever a lost or duplicated nudge left behind."""
+
+import logging
+
+from celery import shared_task
+from kombu.exceptions import OperationalError
+
+from webhooks.delivery import (
+    EndpointBusy,
+    deliveries_mark_enqueued,
+    delivery_run,
+    due_delivery_ids,
+    event_fan_out,
+    undispatched_event_ids,
+)
+
+log = logging.getLogger(__name__)
+
+
+def enqueue_deliveries(delivery_ids: list[str]) -> None:
+    """Nudge a worker per delivery. With the broker down the rows stay due, and the beat tick
+    enqueues them once it is back, so the caller's request does not fail for it."""
+    for delivery_id in delivery_ids:
+        try:
+            deliver.delay(delivery_id)
+        except OperationalError:
+            log.warning(
+                "broker unavailable: %d deliveries left to the beat tick", len(delivery_ids)
+            )
+            return
+
+
+@shared_task
+def dispatch_event(event_id: str) -> None:
+    """Also settings.EVENT_DISPATCH_HOOKS: called in-process right after the event's commit."""
+    enqueue_deliveries(event_fan_out(event_id))
+
+
+@shared_task
+def deliver(delivery_id: str) -> None:
+    try:
+        delivery_run(delivery_id)
+    except EndpointBusy:
+        enqueue_deliveries([delivery_id])  # behind the deliveries queued meanwhile
+
+
+@shared_task
+def deliver_due() -> None:
+    delivery_ids = due_delivery_ids()
+    deliveries_mark_enqueued(delivery_ids)
+    enqueue_deliveries(delivery_ids)
+
+
+@shared_task
+def sweep_undispatched() -> None:
+    for event_id in undispatched_event_ids():
+        dispatch_event.delay(event_id)

@@ -1,0 +1,12 @@
+from django.urls import path
+
+from webhooks import views
+
+urlpatterns = [
+    path("v1/webhook-endpoints", views.EndpointList.as_view()),
+    path("v1/webhook-endpoints/<str:endpoint_id>", views.EndpointDetail.as_view()),
+    path("v1/webhook-endpoints/<str:endpoint_id>/roll-secret", views.EndpointRollSecret.as_view()),
+    path("v1/events", views.EventList.as_view()),
+    path("v1/events/<str:event_id>", views.EventDetail.as_view()),
+    path("v1/events/<str:event_id>/resend", views.EventResend.as_view()),
+]

@@ -1,0 +1,99 @@
+"""`/v1/webhook-endpoints` and `/v1/events` (spec "Endpoints > Webhook endpoints, Events")."""
+
+from rest_framework.response import Response
+
+from api.errors import NotFound
+from api.views import ServiceAPIView
+from events.serializers import event_to_dict
+from webhooks import selectors, services
+from webhooks.operations import resend_event
+from webhooks.serializers import (
+    EndpointInput,
+    ResendInput,
+    endpoint_to_dict,
+    event_with_attempts,
+)
+
+
+class EndpointList(ServiceAPIView):
+    def get(self, request):
+        endpoints = services.enabled_endpoints(request.merchant, request.livemode)
+        return Response(self.paginated(endpoints, id_prefix="whe", serialize=endpoint_to_dict))
+
+    def post(self, request):
+        body = EndpointInput(data=request.data)
+        body.is_valid(raise_exception=True)
+        created = services.endpoint_create(
+            merchant=request.merchant, livemode=request.livemode, **body.validated_data
+        )
+        return Response(endpoint_to_dict(created.endpoint, created.secret), status=201)
+
+
+class EndpointView(ServiceAPIView):
+    def get_endpoint(self, request, endpoint_id):
+        return services.endpoint_get(
+            merchant=request.merchant, livemode=request.livemode, endpoint_id=endpoint_id
+        )
+
+
+class EndpointDetail(EndpointView):
+    def get(self, request, endpoint_id):
+        return Response(endpoint_to_dict(self.get_endpoint(request, endpoint_id)))
+
+    def delete(self, request, endpoint_id):
+        endpoint = services.endpoint_delete(endpoint=self.get_endpoint(request, endpoint_id))
+        return Response({"id": endpoint.id, "object": "webhook_endpoint", "deleted": True})
+
+
+class EndpointRollSecret(EndpointView):
+    def post(self, request, endpoint_id):
+        rolled = services.endpoint_roll_secret(endpoint=self.get_endpoint(request, endpoint_id))
+        return Response(endpoint_to_dict(rolled.endpoint, rolled.secret))
+
+
+class EventList(ServiceAPIView):
+    def get(self, request):
+        params = request.query_params
+        events = selectors.events_of(
+            request.merchant,
+            request.livemode,
+            type=params.get("type"),
+            resource=params.get("resource"),
+        )
+        return Response(self.paginated(events, id_prefix="evt", serialize=event_to_dict))
+
+
+class EventDetail(ServiceAPIView):
+    def get(self, request, event_id):
+        event = selectors.event_get(
+            merchant=request.merchant, livemode=request.livemode, event_id=event_id
+        )
+        return Response(event_with_attempts(event))
+
+
+class EventResend(ServiceAPIView):
+    """202: the attempts are made by the workers; they appear on GET /v1/events/:id."""
+
+    def post(self, request, event_id):
+        body = ResendInput(data=request.data)
+        body.is_valid(raise_exception=True)
+        event = selectors.event_get(
+            merchant=request.merchant, livemode=request.livemode, event_id=event_id
+        )
+        endpoint = None
+        if body.validated_data.get("endpoint"):
+            endpoint = subscriber_endpoint(request, body.validated_data["endpoint"])
+        resend_event(event=event, endpoint=endpoint)
+        return Response(event_with_attempts(event), status=202)
+
+
+def subscriber_endpoint(request, endpoint_id: str):
+    """The `endpoint` parameter of resend and simulate-webhook: an enabled endpoint of this
+    merchant and mode, else 404 naming the parameter."""
+    try:
+        return services.endpoint_get(
+            merchant=request.merchant, livemode=request.livemode, endpoint_id=endpoint_id
+        )
+    except NotFound as missing:
+        missing.param = "endpoint"
+        raise
