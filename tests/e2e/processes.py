@@ -4,9 +4,11 @@ these tests run on PostgreSQL (pytest-django's SQLite test database lives in mem
 
 import contextlib
 import os
+import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -24,11 +26,16 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def service_env(**extra) -> dict:
-    """The subprocess environment: the test database pytest-django created, the test broker."""
+def test_database_url() -> str:
+    """The database pytest-django created, as a URL another process can open."""
     db = connection.settings_dict
     host, port = db["HOST"] or "127.0.0.1", db["PORT"] or 5432
-    url = f"postgres://{db['USER'] or 'postgres'}@{host}:{port}/{db['NAME']}"
+    return f"postgres://{db['USER'] or 'postgres'}@{host}:{port}/{db['NAME']}"
+
+
+def service_env(**extra) -> dict:
+    """The subprocess environment: the test database pytest-django created, the test broker."""
+    url = test_database_url()
     env = {
         **os.environ,
         "DATABASE_URL": url,
@@ -94,3 +101,49 @@ def web_server(**env):
     finally:
         process.terminate()
         process.wait(timeout=30)
+
+
+WORKER_START_TIMEOUT = 30
+
+
+@contextlib.contextmanager
+def celery_worker(*queues: str, **env):
+    """A Celery worker process as the Procfile's `webhooks` line starts it (threads pool),
+    consuming `queues`; yields the process (its own session, so a test may SIGKILL it)."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "celery", "-A", "config", "worker", "-Q", ",".join(queues)]
+        + ["--pool", "threads", "--concurrency", "2", "--prefetch-multiplier", "1"]
+        + ["--without-gossip", "--without-mingle", "--without-heartbeat", "-n", "e2e@%h"]
+        + ["--loglevel", "INFO"],
+        cwd=ROOT,
+        env=service_env(**env),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
+    ready, output = threading.Event(), []
+    threading.Thread(target=_drain, args=(process, output, ready), daemon=True).start()
+    try:
+        assert ready.wait(WORKER_START_TIMEOUT), "the worker did not start:\n" + "".join(output)
+        yield process
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+        process.wait(10)
+
+
+def _drain(process, output: list[str], ready: threading.Event) -> None:
+    """Read the worker's log (a full pipe would block it) and notice when it is ready."""
+    for line in process.stdout:
+        output.append(line)
+        if " ready." in line:
+            ready.set()
+
+
+def wait_for(predicate, timeout: float = 20.0) -> None:
+    """Wait on an observable fact a process is expected to bring about (never a fixed sleep)."""
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, "timed out waiting for another process"
+        time.sleep(0.05)

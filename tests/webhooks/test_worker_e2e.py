@@ -11,20 +11,16 @@ receiver got the request, the row changed), never fixed sleeps.
 import datetime
 import os
 import signal
-import subprocess
-import sys
-import threading
-import time
-from pathlib import Path
 
 import pytest
 import time_machine
 from django.conf import settings
-from django.db import connection, transaction
+from django.db import transaction
 from django.utils import timezone
 
 from config.celery import app
 from events.services import emit
+from tests.e2e.processes import celery_worker, wait_for
 from tests.webhooks.conftest import payment_object
 from webhooks.delivery import LEASE, delivery_run, due_delivery_ids
 from webhooks.models import Attempt, Delivery
@@ -38,14 +34,6 @@ pytestmark = [
     pytest.mark.django_db(transaction=True),
 ]
 
-ROOT = Path(__file__).resolve().parents[2]
-WORKER_START_TIMEOUT = 30
-
-
-def worker_database_url() -> str:
-    db = connection.settings_dict
-    return f"postgres://{db['USER']}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}"
-
 
 def purge_webhooks_queue() -> None:
     with app.connection_for_write() as conn:
@@ -55,42 +43,10 @@ def purge_webhooks_queue() -> None:
 @pytest.fixture
 def worker(loopback_allowed, ca_bundle):
     purge_webhooks_queue()
-    env = {
-        **os.environ,
-        "DJANGO_SETTINGS_MODULE": "config.settings_test",
-        "DATABASE_URL": worker_database_url(),
-        "REDIS_URL": settings.REDIS_URL,
-        "WEBHOOK_ALLOWED_NETWORKS": "127.0.0.0/8",
-        "WEBHOOK_CA_BUNDLE": ca_bundle,
-    }
-    process = subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "config", "worker", "-Q", "webhooks"]
-        + ["--pool", "threads", "--concurrency", "2", "--prefetch-multiplier", "1"]
-        + ["--without-gossip", "--without-mingle", "--without-heartbeat", "-n", "e2e@%h"]
-        + ["--loglevel", "INFO"],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        start_new_session=True,
-    )
-    ready = threading.Event()
-    output: list[str] = []
-    threading.Thread(target=drain, args=(process, output, ready), daemon=True).start()
-    assert ready.wait(WORKER_START_TIMEOUT), "the Celery worker did not start:\n" + "".join(output)
-    yield process
-    if process.poll() is None:
-        os.killpg(process.pid, signal.SIGKILL)
-    process.wait(10)
-
-
-def drain(process, output: list[str], ready: threading.Event) -> None:
-    """Read the worker's log (a full pipe would block it) and notice when it is ready."""
-    for line in process.stdout:
-        output.append(line)
-        if " ready." in line:
-            ready.set()
+    with celery_worker(
+        "webhooks", WEBHOOK_ALLOWED_NETWORKS="127.0.0.0/8", WEBHOOK_CA_BUNDLE=ca_bundle
+    ) as process:
+        yield process
 
 
 def emit_committed(merchant):
@@ -98,13 +54,6 @@ def emit_committed(merchant):
         return emit(
             merchant=merchant, livemode=False, type="payment.captured", obj=payment_object()
         )
-
-
-def wait_for(predicate, timeout=20.0):
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        assert time.monotonic() < deadline, "timed out waiting for the worker"
-        time.sleep(0.05)
 
 
 def test_a_committed_event_reaches_the_receiver_through_the_worker(
