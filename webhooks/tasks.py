@@ -31,10 +31,20 @@ def enqueue_deliveries(delivery_ids: list[str]) -> None:
             return
 
 
+def nudge_dispatch(event_ids: list[str]) -> None:
+    """settings.EVENT_DISPATCH_HOOKS: called in-process right after the commit of the events.
+    One publish per transaction; the fan-out's queries run in a worker, not in the request.
+    With the broker down the events stay undispatched and the sweeper picks them up."""
+    try:
+        dispatch_events.delay(event_ids)
+    except OperationalError:
+        log.warning("broker unavailable: %d events left to the sweeper", len(event_ids))
+
+
 @shared_task
-def dispatch_event(event_id: str) -> None:
-    """Also settings.EVENT_DISPATCH_HOOKS: called in-process right after the event's commit."""
-    enqueue_deliveries(event_fan_out(event_id))
+def dispatch_events(event_ids: list[str]) -> None:
+    for event_id in event_ids:
+        enqueue_deliveries(event_fan_out(event_id))
 
 
 @shared_task
@@ -55,4 +65,4 @@ def deliver_due() -> None:
 @shared_task
 def sweep_undispatched() -> None:
     for event_id in undispatched_event_ids():
-        dispatch_event.delay(event_id)
+        dispatch_events.delay([event_id])

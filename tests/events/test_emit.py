@@ -58,11 +58,34 @@ def test_dispatch_hooks_run_after_commit(merchant, settings, django_capture_on_c
     assert dispatched == [event.id]
 
 
+@pytest.mark.django_db
+def test_one_dispatch_per_transaction_with_every_event_it_wrote(
+    merchant, settings, django_capture_on_commit_callbacks
+):
+    settings.EVENT_DISPATCH_HOOKS = ["tests.events.test_emit.record_dispatch"]
+    dispatched.clear()
+
+    def write(type):
+        return emit(merchant=merchant, livemode=False, type=type, obj=sample()).id
+
+    with django_capture_on_commit_callbacks(execute=True) as callbacks:
+        with transaction.atomic():
+            with pytest.raises(LookupError), transaction.atomic():
+                write("payment.created")  # its savepoint rolls back, and its batch with it
+                raise LookupError
+            created, captured = write("payment.created"), write("payment.captured")
+    assert len(callbacks) == 1
+    assert dispatched == [created, captured]
+    with django_capture_on_commit_callbacks(execute=True), transaction.atomic():
+        refunded = write("refund.created")
+    assert dispatched == [created, captured, refunded]  # the next transaction: its own batch
+
+
 dispatched: list[str] = []
 
 
-def record_dispatch(event_id):
-    dispatched.append(event_id)
+def record_dispatch(event_ids):
+    dispatched.extend(event_ids)
 
 
 @pytest.mark.parametrize(

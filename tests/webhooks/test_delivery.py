@@ -34,7 +34,7 @@ from webhooks.delivery import (
 )
 from webhooks.models import Attempt, Delivery
 from webhooks.services import endpoint_delete, endpoint_roll_secret
-from webhooks.tasks import deliver_due, dispatch_event
+from webhooks.tasks import deliver_due, dispatch_events
 
 pytestmark = pytest.mark.django_db
 MAX_IN_FLIGHT = MAX_IN_FLIGHT_PER_ENDPOINT
@@ -130,7 +130,7 @@ def test_fan_out_matches_patterns_mode_and_runs_once(receiver, endpoint_for, emi
 def test_the_after_commit_hook_fans_out(receiver, endpoint_for, emit_event, settings):
     endpoint_for(receiver)
     event = emit_event(hooks=True)
-    dispatch_event(event.id)  # what the hook does right after commit
+    dispatch_events([event.id])  # what a worker does for the after-commit nudge
     assert Event.objects.get(pk=event.id).dispatched_at is not None
     (delivery,) = Delivery.objects.filter(event=event, status="pending")
     assert due_delivery_ids() == []  # its nudge is in the broker: the tick adds no second one
@@ -279,7 +279,7 @@ def test_a_lost_nudge_is_recovered_by_the_sweeper(receiver, endpoint_for, emit_e
     assert undispatched_event_ids() == []  # still within the grace of its own nudge
     with time_machine.travel(timezone.now() + datetime.timedelta(minutes=2)):
         assert undispatched_event_ids() == [event.id]
-        dispatch_event(event.id)  # what the sweeper enqueues
+        dispatch_events([event.id])  # what the sweeper enqueues
         attempt = delivery_run(Delivery.objects.get(event=event).id)
     assert attempt.status == "delivered"
     assert receiver.requests[0].headers["Service-Event-Id"] == event.id
