@@ -11,7 +11,7 @@ from webhooks.delivery import (
     deliveries_mark_enqueued,
     delivery_run,
     due_delivery_ids,
-    event_fan_out,
+    events_fan_out,
     undispatched_event_ids,
 )
 
@@ -31,20 +31,11 @@ def enqueue_deliveries(delivery_ids: list[str]) -> None:
             return
 
 
-def nudge_dispatch(event_ids: list[str]) -> None:
-    """settings.EVENT_DISPATCH_HOOKS: called in-process right after the commit of the events.
-    One publish per transaction; the fan-out's queries run in a worker, not in the request.
-    With the broker down the events stay undispatched and the sweeper picks them up."""
-    try:
-        dispatch_events.delay(event_ids)
-    except OperationalError:
-        log.warning("broker unavailable: %d events left to the sweeper", len(event_ids))
-
-
 @shared_task
 def dispatch_events(event_ids: list[str]) -> None:
-    for event_id in event_ids:
-        enqueue_deliveries(event_fan_out(event_id))
+    """Also settings.EVENT_DISPATCH_HOOKS: called in-process right after the commit of the
+    transaction that wrote the events, once for all of them."""
+    enqueue_deliveries(events_fan_out(event_ids))
 
 
 @shared_task
