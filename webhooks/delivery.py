@@ -73,6 +73,8 @@ def events_fan_out(event_ids: list[str]) -> list[str]:
         events = list(
             Event.objects.select_for_update(skip_locked=True)
             .filter(pk__in=event_ids, dispatched_at__isnull=True)
+            # Not `data` (a rendered resource each): decoding it would be the fan-out's main cost.
+            .only("merchant_id", "livemode", "type")
             .order_by("id")
         )
         if not events:
