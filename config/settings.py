@@ -215,7 +215,7 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
     "loggers": {"django.request": {"level": "ERROR"}},
 }
-EVENT_DISPATCH_HOOKS: list[str] = ["webhooks.tasks.dispatch_event"]
+EVENT_DISPATCH_HOOKS: list[str] = ["webhooks.tasks.dispatch_events"]
 
 # --- webhooks (docs/webhooks.md) -------------------------------------------------------------
 # CIDRs exempt from the private-address rule (local receivers); a malformed one fails loudly.

@@ -17,7 +17,7 @@ from django.utils import timezone
 
 from accounts.models import Merchant
 from api.errors import ProcessingFailed, ServiceError, ValidationFailed
-from events.services import emit
+from events.services import emit_all
 from payments.connectors import Authorisation, Connector, Result, connector_of, route
 from payments.fees import fees_for, parse_schedule
 from payments.methods import Method, get_method
@@ -103,16 +103,16 @@ def _status_event(payment: Payment) -> str | None:
     return STATUS_EVENTS.get(payment.status)
 
 
-def _emit(payment: Payment, event_type: str, before: dict | None, api_version: str | None):
+def _emit(payment: Payment, types: list[str], before: dict | None, api_version: str | None):
     after = payment_to_dict(payment)
     previous = {}
     if before is not None:
         keys = after.keys() | before.keys()
         previous = {key: before.get(key) for key in keys if before.get(key) != after.get(key)}
-    emit(
+    emit_all(
         merchant=payment.merchant,
         livemode=payment.livemode,
-        type=event_type,
+        types=types,
         obj=after,
         previous_attributes=previous,
         api_version=api_version,
@@ -178,11 +178,11 @@ def _write(locked: Payment, trigger: Trigger, apply, *, api_version, refusal_eve
     before = payment_to_dict(locked)
     target = apply(locked, timezone.now())
     if target == before["status"] and refusal_event:
-        _emit(locked, refusal_event, before, api_version)
+        _emit(locked, [refusal_event], before, api_version)
         return
     check_transition(before["status"], trigger, target)
     locked.save()
-    _emit(locked, _status_event(locked), before, api_version)
+    _emit(locked, [_status_event(locked)], before, api_version)
 
 
 def payment_refund_succeeded(*, locked: Payment, amount: int) -> None:
@@ -277,9 +277,9 @@ def payment_create(
         check_transition(None, Trigger.CREATE, target)
         payment.save(force_insert=True)
         # payment.created for every new payment, then the event of the status it landed in.
-        _emit(payment, "payment.created", None, api_version)
-        if status_event := _status_event(payment):
-            _emit(payment, status_event, None, api_version)
+        status_event = _status_event(payment)
+        types = ["payment.created", status_event] if status_event else ["payment.created"]
+        _emit(payment, types, None, api_version)
     return payment
 
 

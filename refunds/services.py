@@ -13,7 +13,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from api.errors import ProcessingFailed, ValidationFailed
-from events.services import emit
+from events.services import emit_all
 from payments.connectors import RefundAnswer, connector_of
 from payments.fees import refund_fee_for
 from payments.models import Payment
@@ -25,12 +25,12 @@ from refunds.serializers import refund_to_dict
 from refunds.states import FAILURE_CODES, STATUS_EVENTS, RefundStatus, check_refund_transition
 
 
-def _emit(refund: Refund, event_type: str, before: dict | None, api_version: str | None):
+def _emit(refund: Refund, types: list[str], before: dict | None, api_version: str | None):
     after = refund_to_dict(refund)
-    emit(
+    emit_all(
         merchant=refund.merchant,
         livemode=refund.livemode,
-        type=event_type,
+        types=types,
         obj=after,
         previous_attributes={
             key: value for key, value in (before or {}).items() if after[key] != value
@@ -111,9 +111,9 @@ def refund_create(
         answer = connector_of(locked).refund(payment=locked, refund=refund)
         _take_answer(refund, locked, answer, now)
         refund.save(force_insert=True)
-        _emit(refund, "refund.created", None, api_version)
-        if status_event := STATUS_EVENTS.get(refund.status):
-            _emit(refund, status_event, None, api_version)
+        status_event = STATUS_EVENTS.get(refund.status)
+        types = ["refund.created", status_event] if status_event else ["refund.created"]
+        _emit(refund, types, None, api_version)
     return refund
 
 
@@ -132,7 +132,7 @@ def refund_resolve(*, refund: Refund, api_version: str | None = None) -> Refund:
         _take_answer(locked, payment, answer, timezone.now())
         locked.save()
         if status_event := STATUS_EVENTS.get(locked.status):
-            _emit(locked, status_event, before, api_version)
+            _emit(locked, [status_event], before, api_version)
     return locked
 
 

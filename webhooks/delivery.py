@@ -51,11 +51,6 @@ DUE_BATCH = 500
 PENDING = Delivery.Status.PENDING
 
 
-def subscribed_endpoints(merchant, livemode: bool, event_type: str) -> list[WebhookEndpoint]:
-    endpoints = enabled_endpoints(merchant, livemode).order_by("id")
-    return [e for e in endpoints if matches_any(e.enabled_events, event_type)]
-
-
 def endpoints_for(event_type: str, endpoints: list[WebhookEndpoint]) -> list[WebhookEndpoint]:
     """Those of `endpoints` subscribed to the type; 422 `no_matching_endpoint` when none is."""
     subscribed = [e for e in endpoints if matches_any(e.enabled_events, event_type)]
@@ -70,20 +65,30 @@ def endpoints_for(event_type: str, endpoints: list[WebhookEndpoint]) -> list[Web
 # --- fan-out ---------------------------------------------------------------------------------
 
 
-def event_fan_out(event_id: str) -> list[str]:
-    """The outbox step, once per event: a pending delivery per subscribed endpoint, and
-    `dispatched_at` set. Safe to run twice (the second run finds the event dispatched)."""
+def events_fan_out(event_ids: list[str]) -> list[str]:
+    """The outbox step for the events one transaction wrote, in one transaction: a pending
+    delivery per event and subscribed endpoint, and `dispatched_at` set. Returns the deliveries
+    to nudge a worker for. Safe to run twice (the second run finds the events dispatched)."""
     with transaction.atomic():
-        event = (
+        events = list(
             Event.objects.select_for_update(skip_locked=True)
-            .filter(pk=event_id, dispatched_at__isnull=True)
-            .first()
+            .filter(pk__in=event_ids, dispatched_at__isnull=True)
+            # Not `data` (a rendered resource each): decoding it would be the fan-out's main cost.
+            .only("merchant_id", "livemode", "type")
+            .order_by("id")
         )
-        if event is None:
+        if not events:
             return []
         now = timezone.now()
-        endpoints = subscribed_endpoints(event.merchant_id, event.livemode, event.type)
-        hanging = hanging_endpoint_ids([e.id for e in endpoints], now)
+        enabled: dict[tuple, list[WebhookEndpoint]] = {}  # one query per merchant and mode
+        pairs = []
+        for event in events:
+            mode = (event.merchant_id, event.livemode)
+            if mode not in enabled:
+                enabled[mode] = list(enabled_endpoints(*mode).order_by("id"))
+            subscribed = [e for e in enabled[mode] if matches_any(e.enabled_events, event.type)]
+            pairs += [(event, e) for e in subscribed]
+        hanging = hanging_endpoint_ids(list({e.id for _, e in pairs}), now)
         deliveries = [
             # To an endpoint that hangs right now the first attempt waits like its other
             # deliveries (bulkhead); the beat tick enqueues it when that wait is over.
@@ -95,11 +100,11 @@ def event_fan_out(event_id: str) -> list[str]:
                 next_attempt_at=now,
                 enqueued_until=now + ENQUEUED_GRACE,  # the caller enqueues them
             )
-            for e in endpoints
+            for event, e in pairs
         ]
         # A resend may already have made one of these rows: that row stands.
         Delivery.objects.bulk_create(deliveries, ignore_conflicts=True)
-        Event.objects.filter(pk=event.pk).update(dispatched_at=now)
+        Event.objects.filter(pk__in=[event.pk for event in events]).update(dispatched_at=now)
     return [d.id for d in deliveries if d.endpoint_id not in hanging]
 
 

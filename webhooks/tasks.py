@@ -11,7 +11,7 @@ from webhooks.delivery import (
     deliveries_mark_enqueued,
     delivery_run,
     due_delivery_ids,
-    event_fan_out,
+    events_fan_out,
     undispatched_event_ids,
 )
 
@@ -32,9 +32,10 @@ def enqueue_deliveries(delivery_ids: list[str]) -> None:
 
 
 @shared_task
-def dispatch_event(event_id: str) -> None:
-    """Also settings.EVENT_DISPATCH_HOOKS: called in-process right after the event's commit."""
-    enqueue_deliveries(event_fan_out(event_id))
+def dispatch_events(event_ids: list[str]) -> None:
+    """Also settings.EVENT_DISPATCH_HOOKS: called in-process right after the commit of the
+    transaction that wrote the events, once for all of them."""
+    enqueue_deliveries(events_fan_out(event_ids))
 
 
 @shared_task
@@ -55,4 +56,4 @@ def deliver_due() -> None:
 @shared_task
 def sweep_undispatched() -> None:
     for event_id in undispatched_event_ids():
-        dispatch_event.delay(event_id)
+        dispatch_events.delay([event_id])

@@ -1,6 +1,6 @@
 """Delivery logic against a real HTTPS receiver on loopback.
 
-How delivery is driven here: the service functions the Celery tasks call (`event_fan_out`,
+How delivery is driven here: the service functions the Celery tasks call (`events_fan_out`,
 `delivery_run`, `due_delivery_ids`, `undispatched_event_ids`) are called synchronously in the
 test process, so each test is about the delivery logic and runs in milliseconds; time moves
 with time-machine. The broker is not mocked: where the after-commit hook runs it enqueues to
@@ -29,19 +29,19 @@ from webhooks.delivery import (
     delivery_claim,
     delivery_run,
     due_delivery_ids,
-    event_fan_out,
+    events_fan_out,
     undispatched_event_ids,
 )
 from webhooks.models import Attempt, Delivery
 from webhooks.services import endpoint_delete, endpoint_roll_secret
-from webhooks.tasks import deliver_due, dispatch_event
+from webhooks.tasks import deliver_due, dispatch_events
 
 pytestmark = pytest.mark.django_db
 MAX_IN_FLIGHT = MAX_IN_FLIGHT_PER_ENDPOINT
 
 
 def fan_out_one(event):
-    (delivery_id,) = event_fan_out(event.id)
+    (delivery_id,) = events_fan_out([event.id])
     return delivery_id
 
 
@@ -118,19 +118,19 @@ def test_fan_out_matches_patterns_mode_and_runs_once(receiver, endpoint_for, emi
     endpoint_delete(endpoint=deleted)
 
     event = emit_event("payment.captured")
-    delivery_ids = event_fan_out(event.id)
+    delivery_ids = events_fan_out([event.id])
     assert {Delivery.objects.get(pk=i).endpoint_id for i in delivery_ids} == {
         payments.id,
         everything.id,
     }
     assert Event.objects.get(pk=event.id).dispatched_at is not None
-    assert event_fan_out(event.id) == []
+    assert events_fan_out([event.id]) == []
 
 
 def test_the_after_commit_hook_fans_out(receiver, endpoint_for, emit_event, settings):
     endpoint_for(receiver)
     event = emit_event(hooks=True)
-    dispatch_event(event.id)  # what the hook does right after commit
+    dispatch_events([event.id])  # what the hook does right after commit
     assert Event.objects.get(pk=event.id).dispatched_at is not None
     (delivery,) = Delivery.objects.filter(event=event, status="pending")
     assert due_delivery_ids() == []  # its nudge is in the broker: the tick adds no second one
@@ -279,7 +279,7 @@ def test_a_lost_nudge_is_recovered_by_the_sweeper(receiver, endpoint_for, emit_e
     assert undispatched_event_ids() == []  # still within the grace of its own nudge
     with time_machine.travel(timezone.now() + datetime.timedelta(minutes=2)):
         assert undispatched_event_ids() == [event.id]
-        dispatch_event(event.id)  # what the sweeper enqueues
+        dispatch_events([event.id])  # what the sweeper enqueues
         attempt = delivery_run(Delivery.objects.get(event=event).id)
     assert attempt.status == "delivered"
     assert receiver.requests[0].headers["Service-Event-Id"] == event.id
@@ -288,12 +288,12 @@ def test_a_lost_nudge_is_recovered_by_the_sweeper(receiver, endpoint_for, emit_e
 def test_fan_out_does_not_nudge_a_hanging_endpoint(receiver, endpoint_for, emit_event):
     hanging, _ = endpoint_for(receiver, enabled_events=["payment.*"])
     healthy, _ = endpoint_for(receiver, enabled_events=["payment.*"])
-    stuck_ids = [d for _ in range(MAX_IN_FLIGHT) for d in event_fan_out(emit_event().id)]
+    stuck_ids = [d for _ in range(MAX_IN_FLIGHT) for d in events_fan_out([emit_event().id])]
     for delivery in Delivery.objects.filter(pk__in=stuck_ids, endpoint=hanging):
         assert delivery_claim(delivery.id) is not None  # workers waiting on its receiver
     with time_machine.travel(timezone.now() + datetime.timedelta(seconds=2)):
         event = emit_event()
-        nudged = event_fan_out(event.id)
+        nudged = events_fan_out([event.id])
         waiting = Delivery.objects.get(event=event, endpoint=hanging)
         assert nudged == [Delivery.objects.get(event=event, endpoint=healthy).id]
         assert waiting.next_attempt_at - timezone.now() >= datetime.timedelta(seconds=9)

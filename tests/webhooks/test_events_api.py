@@ -5,7 +5,7 @@ import pytest
 
 from events.models import Event
 from tests.webhooks.conftest import payment_object
-from webhooks.delivery import delivery_run, event_fan_out
+from webhooks.delivery import delivery_run, events_fan_out
 from webhooks.models import Delivery
 
 pytestmark = pytest.mark.django_db
@@ -43,7 +43,7 @@ def test_list_filters_by_type_and_resource_newest_first(api, emit_event):
 def test_detail_has_the_envelope_and_its_attempts(api, receiver, endpoint_for, emit_event):
     endpoint, _ = endpoint_for(receiver)
     event = emit_event()
-    delivery_run(event_fan_out(event.id)[0])
+    delivery_run(events_fan_out([event.id])[0])
     body = api.get(f"/v1/events/{event.id}").json()
     assert body["id"] == event.id and body["object"] == "event"
     assert body["type"] == "payment.captured" and body["api_version"] == "2026-08-19"
@@ -75,7 +75,7 @@ def test_events_of_others_and_of_the_other_mode_are_404(api, live_api, other_api
 def test_resend_continues_the_numbering(api, receiver, endpoint_for, emit_event):
     endpoint, _ = endpoint_for(receiver)
     event = emit_event()
-    delivery_id = event_fan_out(event.id)[0]
+    delivery_id = events_fan_out([event.id])[0]
     delivery_run(delivery_id)
     response = api.post(f"/v1/events/{event.id}/resend", {}, format="json")
     assert response.status_code == 202
@@ -92,7 +92,7 @@ def test_resend_to_one_endpoint_and_to_an_endpoint_added_later(
 ):
     first, _ = endpoint_for(receiver)
     event = emit_event()
-    event_fan_out(event.id)
+    events_fan_out([event.id])
     later, _ = endpoint_for(receiver)
     response = api.post(f"/v1/events/{event.id}/resend", {"endpoint": later.id}, format="json")
     assert response.status_code == 202
@@ -104,7 +104,7 @@ def test_resend_to_one_endpoint_and_to_an_endpoint_added_later(
 def test_resend_of_a_dead_letter_reopens_it(api, receiver, endpoint_for, emit_event):
     endpoint_for(receiver)
     event = emit_event()
-    delivery_id = event_fan_out(event.id)[0]
+    delivery_id = events_fan_out([event.id])[0]
     Delivery.objects.filter(pk=delivery_id).update(status="dead_lettered", next_attempt_at=None)
     Event.objects.filter(pk=event.id).update(dead_lettered_at=event.created)
     assert api.post(f"/v1/events/{event.id}/resend").status_code == 202

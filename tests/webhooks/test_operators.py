@@ -10,7 +10,7 @@ from django.core.management import CommandError, call_command
 from django.utils import timezone
 
 from events.models import Event
-from webhooks.delivery import delivery_run, event_fan_out
+from webhooks.delivery import delivery_run, events_fan_out
 from webhooks.models import Delivery
 
 pytestmark = pytest.mark.django_db
@@ -23,7 +23,7 @@ def run(*args) -> str:
 
 
 def dead_letter(event):
-    (delivery_id,) = event_fan_out(event.id)
+    (delivery_id,) = events_fan_out([event.id])
     Delivery.objects.filter(pk=delivery_id).update(
         status="dead_lettered", next_attempt_at=None, attempt_count=8
     )
@@ -34,7 +34,7 @@ def dead_letter(event):
 def test_resend_event_continues_the_numbering(receiver, endpoint_for, emit_event):
     endpoint, _ = endpoint_for(receiver)
     event = emit_event()
-    delivery_id = event_fan_out(event.id)[0]
+    delivery_id = events_fan_out([event.id])[0]
     delivery_run(delivery_id)
     out = json.loads(run("resend_event", event.id, "--endpoint", endpoint.id, "--json"))
     assert out == {"event": event.id, "deliveries": [delivery_id]}
@@ -91,7 +91,7 @@ def test_admin_shows_endpoints_without_secrets_and_events_with_attempts(
 ):
     endpoint, secret = endpoint_for(receiver)
     event = emit_event()
-    attempt = delivery_run(event_fan_out(event.id)[0])
+    attempt = delivery_run(events_fan_out([event.id])[0])
     page = staff_client.get(f"/admin/webhooks/webhookendpoint/{endpoint.pk}/change/")
     assert page.status_code == 200
     assert secret not in page.content.decode() and endpoint.secret_encrypted not in (
@@ -104,7 +104,7 @@ def test_admin_shows_endpoints_without_secrets_and_events_with_attempts(
 def test_admin_dead_letter_view_resends(staff_client, receiver, endpoint_for, emit_event):
     endpoint_for(receiver)
     delivered = emit_event()
-    delivery_run(event_fan_out(delivered.id)[0])
+    delivery_run(events_fan_out([delivered.id])[0])
     dead = emit_event()
     dead_id = dead_letter(dead)
     listing = staff_client.get("/admin/webhooks/deadletter/").content.decode()
