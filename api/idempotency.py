@@ -22,6 +22,7 @@ from django.utils import timezone
 from api.carddata import redact
 from api.errors import IdempotencyFailed, ValidationFailed
 from api.models import IdempotencyRecord
+from api.rows import insert_rows
 
 log = logging.getLogger("api.idempotency")
 
@@ -140,20 +141,10 @@ def _insert_if_new(values: dict) -> int | None:
     """The common case, a new key, in one round trip: INSERT ... ON CONFLICT DO NOTHING
     RETURNING id (PostgreSQL and SQLite alike). None when a record already holds the key; a
     concurrent uncommitted claim makes this wait for it, like any insert on a unique key."""
-    meta = IdempotencyRecord._meta
-    fields = [meta.get_field(name) for name in values]
-    quote = connection.ops.quote_name
-    sql = "INSERT INTO {} ({}) VALUES ({}) ON CONFLICT DO NOTHING RETURNING {}".format(
-        quote(meta.db_table),
-        ", ".join(quote(field.column) for field in fields),
-        ", ".join(["%s"] * len(fields)),
-        quote(meta.pk.column),
+    returned = insert_rows(
+        IdempotencyRecord, [values], suffix="ON CONFLICT DO NOTHING RETURNING id"
     )
-    params = [field.get_db_prep_save(values[field.name], connection) for field in fields]
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        row = cursor.fetchone()
-    return row[0] if row else None
+    return returned[0][0] if returned else None
 
 
 def is_final(status: int) -> bool:
@@ -173,13 +164,27 @@ def idempotency_settle(claim: Claim, response: HttpResponse) -> None:
     if not is_final(response.status_code):
         _held(claim).delete()
         return
-    stored = _held(claim).update(
-        status=response.status_code,
-        content_type=response["Content-Type"],
-        body=response.content,
-    )
-    if not stored:
+    if not _store_response(claim, response):
         log.warning("idempotency claim %s was taken over before its response", claim.record_id)
+
+
+def _store_response(claim: Claim, response: HttpResponse) -> bool:
+    """_held(claim).update(status=..., content_type=..., body=...), by hand: it runs after every
+    idempotent request, and the ORM would spend longer compiling it than running it."""
+    sql = (
+        f"UPDATE {IdempotencyRecord._meta.db_table} SET status = %s, content_type = %s, "
+        "body = %s WHERE id = %s AND lease_token = %s AND status IS NULL"
+    )
+    params = [
+        response.status_code,
+        response["Content-Type"],
+        response.content,
+        claim.record_id,
+        claim.lease_token,
+    ]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return cursor.rowcount == 1
 
 
 def idempotency_release(claim: Claim) -> None:

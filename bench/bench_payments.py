@@ -23,6 +23,7 @@ import threading
 import time
 import uuid
 from collections import Counter
+from functools import partial
 from http.client import HTTPConnection
 from multiprocessing import get_context
 from pathlib import Path
@@ -239,6 +240,41 @@ def floor(database_url: str, merchant_id: str, tokens, concurrency, seconds, pay
     out.put((*timed_loop(make_worker, tokens, concurrency, seconds), {}))
 
 
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def cpu_seconds(predicate) -> float:
+    """CPU time (user + system) so far of the processes whose /proc/PID/stat satisfies
+    `predicate(pid, command)`; Linux only (0.0 elsewhere)."""
+    total = 0
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)
+            command = fields[0].split("(", 1)[1]
+            values = fields[1].split()
+        except (OSError, IndexError):
+            continue  # gone meanwhile
+        if predicate(int(stat.parent.name), int(values[1]), command):
+            total += int(values[11]) + int(values[12])  # utime, stime
+    return total / CLOCK_TICKS
+
+
+def cpu_meters(server_pid: int) -> dict:
+    """Meters for the app server (gunicorn and its workers) and PostgreSQL (every backend)."""
+    return {
+        "app": lambda: cpu_seconds(lambda pid, ppid, _: server_pid in (pid, ppid)),
+        "postgres": lambda: cpu_seconds(lambda pid, ppid, command: command == "postgres"),
+    }
+
+
+def cpu_per_payment(meters: dict, run) -> tuple:
+    """run() -> (latencies, ...); returns its result and {meter: CPU ms per payment}."""
+    before = {name: read() for name, read in meters.items()}
+    result = run()
+    count = max(1, len(result[0]))
+    return result, {name: (read() - before[name]) / count * 1000 for name, read in meters.items()}
+
+
 def summary(latencies: list[float], elapsed: float) -> tuple[float, float, float]:
     ordered = sorted(latencies)
     p99 = ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))] if ordered else 0.0
@@ -359,11 +395,22 @@ def main():
               f"{args.seconds:.0f} s per level; PostgreSQL + Redis")  # fmt: skip
         payload = sample_payload(args.port, secret, create_tokens(env, merchant_id, 1)[0])
         print(f"{'clients':>7} | {'stack pay/s':>11} {'p50 ms':>7} {'p99 ms':>7} | "
-              f"{'floor pay/s':>11} {'p50 ms':>7} {'p99 ms':>7} | ratio")  # fmt: skip
+              f"{'floor pay/s':>11} {'p50 ms':>7} {'p99 ms':>7} | ratio | "
+              "CPU ms/payment: app, PostgreSQL")  # fmt: skip
+        meters = cpu_meters(server.pid)
         for concurrency in args.concurrency:
             tokens = create_tokens(env, merchant_id, args.tokens)
-            latencies, elapsed, statuses = run_in_second_process(
-                drive, args.port, secret, tokens, concurrency, args.seconds
+            (latencies, elapsed, statuses), cpu = cpu_per_payment(
+                meters,
+                partial(
+                    run_in_second_process,
+                    drive,
+                    args.port,
+                    secret,
+                    tokens,
+                    concurrency,
+                    args.seconds,
+                ),
             )
             if set(statuses) != {201}:
                 print(f"  unexpected statuses: {statuses}")
@@ -382,6 +429,7 @@ def main():
             row = f"{concurrency:>7} | {stack[0]:>11.0f} {stack[1]:>7.1f} {stack[2]:>7.1f} | "
             print(
                 row + f"{base[0]:>11.0f} {base[1]:>7.1f} {base[2]:>7.1f} | {stack[0] / base[0]:.2f}"
+                f"  | {cpu['app']:.2f}, {cpu['postgres']:.2f}"
             )
     finally:
         server.terminate()

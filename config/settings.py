@@ -103,13 +103,20 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
         "timeout": 30,
         "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
     }
-elif env.bool("DATABASE_POOL", default=True):
-    DATABASES["default"]["CONN_MAX_AGE"] = 0  # the pool owns connection lifetime
-    DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
-        "min_size": env.int("DATABASE_POOL_MIN", default=2),
-        "max_size": env.int("DATABASE_POOL_MAX", default=16),
-        "timeout": 10,
-    }
+else:
+    options = DATABASES["default"].setdefault("OPTIONS", {})
+    # Parameters bound by the server, and statements a connection runs often prepared (after
+    # 5 runs): no parse and plan per statement, no quoting in Python (docs/payments.md
+    # "Performance"). Off for a pooler that cannot keep prepared statements (PgBouncer in
+    # transaction mode).
+    options["server_side_binding"] = env.bool("DATABASE_SERVER_SIDE_BINDING", default=True)
+    if env.bool("DATABASE_POOL", default=True):
+        DATABASES["default"]["CONN_MAX_AGE"] = 0  # the pool owns connection lifetime
+        options["pool"] = {
+            "min_size": env.int("DATABASE_POOL_MIN", default=2),
+            "max_size": env.int("DATABASE_POOL_MAX", default=16),
+            "timeout": 10,
+        }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # --- broker and cache ------------------------------------------------------------------------
@@ -215,7 +222,8 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
     "loggers": {"django.request": {"level": "ERROR"}},
 }
-EVENT_DISPATCH_HOOKS: list[str] = ["webhooks.tasks.dispatch_events"]
+# Called by events.emit() inside the transaction that writes events (docs/webhooks.md).
+EVENT_FAN_OUT_HOOKS: list[str] = ["webhooks.tasks.fan_out_in_transaction"]
 
 # --- webhooks (docs/webhooks.md) -------------------------------------------------------------
 # CIDRs exempt from the private-address rule (local receivers); a malformed one fails loudly.

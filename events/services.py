@@ -1,17 +1,16 @@
-"""emit(): write an event (and so its outbox record) inside the caller's transaction."""
+"""emit(): write an event, and its fan-out, inside the caller's transaction."""
 
-import logging
-from functools import partial
+from functools import cache
 
 from django.conf import settings
 from django.db import transaction
+from django.utils import timezone
 from django.utils.module_loading import import_string
 
 from accounts.models import Merchant
+from api.rows import insert_instances
 from events.catalogue import EVENT_TYPES
 from events.models import Event
-
-log = logging.getLogger(__name__)
 
 
 def emit(
@@ -22,14 +21,15 @@ def emit(
     obj: dict,
     previous_attributes: dict | None = None,
     api_version: str | None = None,
+    fan_out: bool = True,
 ) -> Event:
     """Record `type` for the resource `obj` (as the API renders it now).
 
     Must be called inside the transaction that makes the change, so that any state a client
-    can read has already produced its event (spec "States and transitions"). After commit, the
-    hooks named in settings.EVENT_DISPATCH_HOOKS are nudged with the ids of the events the
-    transaction wrote; a lost nudge is recovered by the webhooks sweeper, since `dispatched_at`
-    stays null.
+    can read has already produced its event (spec "States and transitions"). The hooks named in
+    settings.EVENT_FAN_OUT_HOOKS run in that transaction too, with the events written: the
+    webhooks room writes the deliveries there, so an event commits already fanned out
+    (`dispatched_at` set) or not at all. `fan_out=False` leaves that to the caller.
     """
     (event,) = emit_all(
         merchant=merchant,
@@ -38,6 +38,7 @@ def emit(
         obj=obj,
         previous_attributes=previous_attributes,
         api_version=api_version,
+        fan_out=fan_out,
     )
     return event
 
@@ -50,6 +51,7 @@ def emit_all(
     obj: dict,
     previous_attributes: dict | None = None,
     api_version: str | None = None,
+    fan_out: bool = True,
 ) -> list[Event]:
     """emit() for several types about the same state of one resource (a payment created and
     captured in one call), written in one INSERT, in the order given."""
@@ -57,8 +59,10 @@ def emit_all(
         raise ValueError(f"unknown event type {unknown[0]!r}")
     if not transaction.get_connection().in_atomic_block:
         raise RuntimeError("emit() must run inside the transaction that changes the resource")
+    hooks = fan_out_hooks(tuple(settings.EVENT_FAN_OUT_HOOKS)) if fan_out else ()
+    now = timezone.now()
     data = {"object": obj, "previous_attributes": previous_attributes or {}}
-    events = Event.objects.bulk_create(
+    events = [
         Event(
             merchant=merchant,
             livemode=livemode,
@@ -66,46 +70,19 @@ def emit_all(
             api_version=api_version or settings.API_VERSION,
             resource_id=obj["id"],
             data=data,
+            created=now,
+            # Fanned out below, in this transaction; without hooks, left to whoever does it
+            # later (the webhooks sweeper, or the caller).
+            dispatched_at=now if hooks else None,
         )
         for type in types
-    )
-    for event in events:
-        _dispatch_after_commit(event.id)
+    ]
+    insert_instances(events)
+    for hook in hooks:
+        hook(events)
     return events
 
 
-class _DispatchBatch:
-    """The ids of the events one transaction wrote, for its after-commit hooks: each hook is
-    called once per transaction with all of them (a payment writes two), so a request pays for
-    one nudge, not one per event."""
-
-    def __init__(self, hooks):
-        self.event_ids: list[str] = []
-        self.sent = False
-        self.callbacks = [partial(self._send, import_string(hook)) for hook in hooks]
-        for callback in self.callbacks:
-            # robust: a broker outage after commit must not turn a committed change into a 500.
-            transaction.on_commit(callback, robust=True)
-
-    def _send(self, hook) -> None:
-        self.sent = True
-        hook(self.event_ids)
-
-    def is_open(self, connection) -> bool:
-        """Its callbacks are still to run: not sent yet, and not discarded by a rollback
-        (run_on_commit holds (savepoint ids, callback, robust) for each callback to run)."""
-        return not self.sent and any(c is self.callbacks[0] for _, c, _ in connection.run_on_commit)
-
-
-def _dispatch_after_commit(event_id: str) -> None:
-    """Add the event to its transaction's batch, which hangs off the connection. Ids of events
-    whose savepoint rolled back can stay in a batch that commits; the hooks find no such event
-    and skip it."""
-    hooks = getattr(settings, "EVENT_DISPATCH_HOOKS", ())
-    if not hooks:
-        return
-    connection = transaction.get_connection()
-    batch = getattr(connection, "_event_dispatch_batch", None)
-    if batch is None or not batch.is_open(connection):
-        batch = connection._event_dispatch_batch = _DispatchBatch(hooks)
-    batch.event_ids.append(event_id)
+@cache
+def fan_out_hooks(paths: tuple[str, ...]) -> tuple:
+    return tuple(import_string(path) for path in paths)

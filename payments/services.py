@@ -17,6 +17,7 @@ from django.utils import timezone
 
 from accounts.models import Merchant
 from api.errors import ProcessingFailed, ServiceError, ValidationFailed
+from api.rows import insert_instances
 from events.services import emit_all
 from payments.connectors import Authorisation, Connector, Result, connector_of, route
 from payments.fees import fees_for, parse_schedule
@@ -275,7 +276,7 @@ def payment_create(
         else:
             target = _take_authorisation(payment, auth, now)
         check_transition(None, Trigger.CREATE, target)
-        payment.save(force_insert=True)
+        insert_instances([payment])
         # payment.created for every new payment, then the event of the status it landed in.
         status_event = _status_event(payment)
         types = ["payment.created", status_event] if status_event else ["payment.created"]

@@ -1,10 +1,12 @@
 """Tokens as payments spend them: claimed once, atomically; given back when nothing was
 processed."""
 
+from django.db import connection
 from django.utils import timezone
 
 from accounts.models import Merchant
 from api.errors import ValidationFailed
+from api.rows import ModelRows
 from payments.methods import Method
 from payments.models import Token
 
@@ -13,20 +15,30 @@ def _token_error(message: str) -> ValidationFailed:
     return ValidationFailed(message, code="token_invalid", param="payment_method.token")
 
 
-# One statement claims the token and returns it: the conditional UPDATE makes the claim
-# atomic (two payments can never share a token) and RETURNING saves a round trip per payment.
-_TOKEN_TAKE_SQL = (
-    "UPDATE {table} SET used_at = %s WHERE id = %s AND merchant_id = %s AND livemode = %s "
-    "AND used_at IS NULL AND expires_at > %s AND type = %s RETURNING *"
-)
+_TOKEN_ROWS = ModelRows(Token)
+
+
+def _take_if_usable(**params) -> Token | None:
+    """One statement claims the token and returns it: the conditional UPDATE makes the claim
+    atomic (two payments can never share a token) and RETURNING saves a round trip."""
+    sql = (
+        f"UPDATE {Token._meta.db_table} SET used_at = %(now)s WHERE id = %(id)s "
+        "AND merchant_id = %(merchant_id)s AND livemode = %(livemode)s AND used_at IS NULL "
+        f"AND expires_at > %(now)s AND type = %(type)s RETURNING {_TOKEN_ROWS.columns}"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        row = cursor.fetchone()
+    return _TOKEN_ROWS.instance(row) if row else None
 
 
 def token_take(*, merchant: Merchant, livemode: bool, token_id: str, method: Method) -> Token:
     """Mark the token used and return it, or say why it cannot be used (400 token_invalid)."""
     now = timezone.now()
-    sql = _TOKEN_TAKE_SQL.format(table=Token._meta.db_table)
-    params = [now, token_id, merchant.pk, livemode, now, method.token_type]
-    for token in Token.objects.raw(sql, params):
+    token = _take_if_usable(
+        now=now, id=token_id, merchant_id=merchant.pk, livemode=livemode, type=method.token_type
+    )
+    if token is not None:
         return token
     token = Token.objects.filter(pk=token_id, merchant=merchant, livemode=livemode).first()
     if token is None:

@@ -178,7 +178,8 @@ def resource_object(merchant, event_type: str, resource: str | None) -> dict:
 
 def simulate_webhook(*, merchant, event_type: str, obj: dict, endpoints) -> Event:
     with transaction.atomic():
-        event = emit(merchant=merchant, livemode=False, type=event_type, obj=obj)
+        # Delivered inline below, to the endpoints asked for: no fan-out of its own.
+        event = emit(merchant=merchant, livemode=False, type=event_type, obj=obj, fan_out=False)
         deliveries = deliveries_create_claimed(event, endpoints)
     for delivery in deliveries:  # after the commit: no network call inside a transaction
         delivery_attempt(delivery)

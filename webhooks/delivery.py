@@ -25,7 +25,7 @@ from events.models import Event
 from events.serializers import event_to_dict
 from webhooks import transport
 from webhooks.models import Attempt, Delivery, WebhookEndpoint
-from webhooks.services import enabled_endpoints
+from webhooks.services import enabled_endpoint_list, enabled_endpoints
 from webhooks.signing import active_secrets, signature_header
 from webhooks.urlguard import check_url
 
@@ -66,9 +66,10 @@ def endpoints_for(event_type: str, endpoints: list[WebhookEndpoint]) -> list[Web
 
 
 def events_fan_out(event_ids: list[str]) -> list[str]:
-    """The outbox step for the events one transaction wrote, in one transaction: a pending
-    delivery per event and subscribed endpoint, and `dispatched_at` set. Returns the deliveries
-    to nudge a worker for. Safe to run twice (the second run finds the events dispatched)."""
+    """The sweeper's fan-out, for events committed without one (lost to a crash, or written
+    before the hooks were configured), in one transaction: their deliveries, and
+    `dispatched_at` set. Returns the deliveries to nudge a worker for. Safe to run twice (the
+    second run finds the events dispatched)."""
     with transaction.atomic():
         events = list(
             Event.objects.select_for_update(skip_locked=True)
@@ -79,32 +80,43 @@ def events_fan_out(event_ids: list[str]) -> list[str]:
         )
         if not events:
             return []
-        now = timezone.now()
-        enabled: dict[tuple, list[WebhookEndpoint]] = {}  # one query per merchant and mode
-        pairs = []
-        for event in events:
-            mode = (event.merchant_id, event.livemode)
-            if mode not in enabled:
-                enabled[mode] = list(enabled_endpoints(*mode).order_by("id"))
-            subscribed = [e for e in enabled[mode] if matches_any(e.enabled_events, event.type)]
-            pairs += [(event, e) for e in subscribed]
-        hanging = hanging_endpoint_ids(list({e.id for _, e in pairs}), now)
-        deliveries = [
-            # To an endpoint that hangs right now the first attempt waits like its other
-            # deliveries (bulkhead); the beat tick enqueues it when that wait is over.
-            Delivery(event=event, endpoint=e, next_attempt_at=now + STUCK_ENDPOINT_BACKOFF)
-            if e.id in hanging
-            else Delivery(
-                event=event,
-                endpoint=e,
-                next_attempt_at=now,
-                enqueued_until=now + ENQUEUED_GRACE,  # the caller enqueues them
-            )
-            for event, e in pairs
-        ]
-        # A resend may already have made one of these rows: that row stands.
-        Delivery.objects.bulk_create(deliveries, ignore_conflicts=True)
-        Event.objects.filter(pk__in=[event.pk for event in events]).update(dispatched_at=now)
+        delivery_ids = deliveries_for(events)
+        Event.objects.filter(pk__in=[event.pk for event in events]).update(
+            dispatched_at=timezone.now()
+        )
+    return delivery_ids
+
+
+def deliveries_for(events: list[Event]) -> list[str]:
+    """Inside the caller's transaction: a pending delivery per event and subscribed endpoint.
+    Returns the ids of those to nudge a worker for once the transaction commits."""
+    now = timezone.now()
+    enabled: dict[tuple, list[WebhookEndpoint]] = {}  # one query per merchant and mode
+    pairs = []
+    for event in events:
+        mode = (event.merchant_id, event.livemode)
+        if mode not in enabled:
+            enabled[mode] = enabled_endpoint_list(*mode)
+        subscribed = [e for e in enabled[mode] if matches_any(e.enabled_events, event.type)]
+        pairs += [(event, e) for e in subscribed]
+    if not pairs:
+        return []
+    hanging = hanging_endpoint_ids(list({e.id for _, e in pairs}), now)
+    deliveries = [
+        # To an endpoint that hangs right now the first attempt waits like its other
+        # deliveries (bulkhead); the beat tick enqueues it when that wait is over.
+        Delivery(event=event, endpoint=e, next_attempt_at=now + STUCK_ENDPOINT_BACKOFF)
+        if e.id in hanging
+        else Delivery(
+            event=event,
+            endpoint=e,
+            next_attempt_at=now,
+            enqueued_until=now + ENQUEUED_GRACE,  # the caller enqueues them
+        )
+        for event, e in pairs
+    ]
+    # A resend may already have made one of these rows: that row stands.
+    Delivery.objects.bulk_create(deliveries, ignore_conflicts=True)
     return [d.id for d in deliveries if d.endpoint_id not in hanging]
 
 

@@ -2,12 +2,15 @@
 beat tasks find in the database whatever a lost or duplicated nudge left behind."""
 
 import logging
+from functools import partial
 
 from celery import shared_task
+from django.db import transaction
 from kombu.exceptions import OperationalError
 
 from webhooks.delivery import (
     EndpointBusy,
+    deliveries_for,
     deliveries_mark_enqueued,
     delivery_run,
     due_delivery_ids,
@@ -31,10 +34,19 @@ def enqueue_deliveries(delivery_ids: list[str]) -> None:
             return
 
 
+def fan_out_in_transaction(events) -> None:
+    """settings.EVENT_FAN_OUT_HOOKS: the deliveries of the events just written, in the same
+    transaction, and a nudge per delivery once it commits (a lost nudge is found by the beat
+    tick: the delivery row stays due)."""
+    delivery_ids = deliveries_for(events)
+    if delivery_ids:
+        # robust: a broker outage after commit must not turn a committed change into a 500.
+        transaction.on_commit(partial(enqueue_deliveries, delivery_ids), robust=True)
+
+
 @shared_task
 def dispatch_events(event_ids: list[str]) -> None:
-    """Also settings.EVENT_DISPATCH_HOOKS: called in-process right after the commit of the
-    transaction that wrote the events, once for all of them."""
+    """The sweeper's fan-out of events committed without one."""
     enqueue_deliveries(events_fan_out(event_ids))
 
 

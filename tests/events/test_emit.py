@@ -12,7 +12,7 @@ def sample(obj_id="pay_01J00000000000000000000000"):
 
 @pytest.mark.django_db(transaction=True)
 def test_emit_writes_with_the_callers_transaction(merchant, settings):
-    settings.EVENT_DISPATCH_HOOKS = []  # no fan-out: the outbox flag stays as emit() wrote it
+    settings.EVENT_FAN_OUT_HOOKS = []  # no fan-out: the outbox flag stays as emit() wrote it
     with pytest.raises(LookupError), transaction.atomic():
         emit(merchant=merchant, livemode=False, type="payment.captured", obj=sample())
         raise LookupError("the caller fails after emitting")
@@ -46,7 +46,10 @@ def test_emit_refuses_unknown_types(merchant):
 
 
 @pytest.mark.django_db
-def test_emit_all_writes_its_events_in_one_statement_in_order(merchant, django_assert_num_queries):
+def test_emit_all_writes_its_events_in_one_statement_in_order(
+    merchant, settings, django_assert_num_queries
+):
+    settings.EVENT_FAN_OUT_HOOKS = []
     types = ["payment.created", "payment.captured"]
     with transaction.atomic(), django_assert_num_queries(1):
         events = emit_all(merchant=merchant, livemode=False, types=types, obj=sample())
@@ -56,50 +59,42 @@ def test_emit_all_writes_its_events_in_one_statement_in_order(merchant, django_a
     assert all(e.data == {"object": sample(), "previous_attributes": {}} for e in stored)
 
 
-@pytest.mark.django_db
-def test_dispatch_hooks_run_after_commit(merchant, settings, django_capture_on_commit_callbacks):
-    settings.EVENT_DISPATCH_HOOKS = ["tests.events.test_emit.record_dispatch"]
-    dispatched.clear()
-    with django_capture_on_commit_callbacks(execute=True):
-        with transaction.atomic():
-            event = emit(
-                merchant=merchant,
-                livemode=False,
-                type="refund.created",
-                obj=sample("ref_01J00000000000000000000000"),
-            )
-            assert dispatched == []
-    assert dispatched == [event.id]
+@pytest.mark.django_db(transaction=True)
+def test_fan_out_hooks_run_in_the_transaction_and_the_events_commit_dispatched(merchant, settings):
+    settings.EVENT_FAN_OUT_HOOKS = ["tests.events.test_emit.record_fan_out"]
+    fanned_out.clear()
+    with transaction.atomic():
+        events = emit_all(
+            merchant=merchant, livemode=False, types=["payment.created"], obj=sample()
+        )
+        assert fanned_out == [(events[0].id, True)]  # called before the commit, inside it
+    assert Event.objects.get(pk=events[0].pk).dispatched_at is not None
+    emit_skipping_fan_out = transaction.atomic()(emit)
+    event = emit_skipping_fan_out(
+        merchant=merchant, livemode=False, type="refund.created", obj=sample(), fan_out=False
+    )
+    assert len(fanned_out) == 1  # not called: the caller fans it out itself
+    assert Event.objects.get(pk=event.pk).dispatched_at is None
 
 
-@pytest.mark.django_db
-def test_one_dispatch_per_transaction_with_every_event_it_wrote(
-    merchant, settings, django_capture_on_commit_callbacks
-):
-    settings.EVENT_DISPATCH_HOOKS = ["tests.events.test_emit.record_dispatch"]
-    dispatched.clear()
-
-    def write(type):
-        return emit(merchant=merchant, livemode=False, type=type, obj=sample()).id
-
-    with django_capture_on_commit_callbacks(execute=True) as callbacks:
-        with transaction.atomic():
-            with pytest.raises(LookupError), transaction.atomic():
-                write("payment.created")  # its savepoint rolls back, and its batch with it
-                raise LookupError
-            created, captured = write("payment.created"), write("payment.captured")
-    assert len(callbacks) == 1
-    assert dispatched == [created, captured]
-    with django_capture_on_commit_callbacks(execute=True), transaction.atomic():
-        refunded = write("refund.created")
-    assert dispatched == [created, captured, refunded]  # the next transaction: its own batch
+@pytest.mark.django_db(transaction=True)
+def test_a_failing_fan_out_takes_the_event_with_it(merchant, settings):
+    settings.EVENT_FAN_OUT_HOOKS = ["tests.events.test_emit.fail_fan_out"]
+    with pytest.raises(LookupError), transaction.atomic():
+        emit(merchant=merchant, livemode=False, type="payment.created", obj=sample())
+    assert not Event.objects.exists()
 
 
-dispatched: list[str] = []
+fanned_out: list[tuple[str, bool]] = []
 
 
-def record_dispatch(event_ids):
-    dispatched.extend(event_ids)
+def record_fan_out(events):
+    in_transaction = transaction.get_connection().in_atomic_block
+    fanned_out.extend((event.id, in_transaction) for event in events)
+
+
+def fail_fan_out(events):
+    raise LookupError("the fan-out failed")
 
 
 @pytest.mark.parametrize(

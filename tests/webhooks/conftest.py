@@ -57,13 +57,11 @@ def payment_object(payment_id="pay_01J0000000000000000000000A", status="captured
 
 
 @pytest.fixture
-def emit_event(merchant, settings):
-    """Writes an event as a service would; its after-commit hook is left out (the test drives
-    the fan-out itself), unless `hooks=True`."""
+def emit_event(merchant):
+    """Writes an event as a service would, but without its fan-out (the test drives it, as the
+    sweeper would), unless `hooks=True`."""
 
     def make(type="payment.captured", obj=None, *, livemode=False, hooks=False):
-        if not hooks:
-            settings.EVENT_DISPATCH_HOOKS = []
         with transaction.atomic():
             return emit(
                 merchant=merchant,
@@ -71,6 +69,7 @@ def emit_event(merchant, settings):
                 type=type,
                 obj=obj or payment_object(),
                 previous_attributes={"status": "authorized"},
+                fan_out=hooks,
             )
 
     return make

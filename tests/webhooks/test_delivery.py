@@ -127,11 +127,15 @@ def test_fan_out_matches_patterns_mode_and_runs_once(receiver, endpoint_for, emi
     assert events_fan_out([event.id]) == []
 
 
-def test_the_after_commit_hook_fans_out(receiver, endpoint_for, emit_event, settings):
+def test_the_fan_out_hook_writes_deliveries_with_the_event_and_nudges_after_commit(
+    receiver, endpoint_for, emit_event, django_capture_on_commit_callbacks
+):
     endpoint_for(receiver)
-    event = emit_event(hooks=True)
-    dispatch_events([event.id])  # what the hook does right after commit
+    with django_capture_on_commit_callbacks() as nudges:
+        event = emit_event(hooks=True)
     assert Event.objects.get(pk=event.id).dispatched_at is not None
+    assert len(nudges) == 1  # one nudge for the transaction's deliveries, sent after commit
+    nudges[0]()
     (delivery,) = Delivery.objects.filter(event=event, status="pending")
     assert due_delivery_ids() == []  # its nudge is in the broker: the tick adds no second one
     with time_machine.travel(timezone.now() + ENQUEUED_GRACE + datetime.timedelta(seconds=1)):
