@@ -55,10 +55,10 @@ class ModelRows:
         return len(self.fields)
 
 
-def insert_rows(model, rows: list[dict], *, suffix: str = "", using: str = DEFAULT_DB_ALIAS):
-    """INSERT one statement's worth of rows, each a dict of field (att)name -> value, all with
-    the same keys; `suffix` adds e.g. `ON CONFLICT DO NOTHING RETURNING id`. Values go through
-    each field's get_db_prep_save, as save() would. -> the rows RETURNING gave ([] without)."""
+def insert_sql(model, rows: list[dict], *, suffix: str = "", using: str = DEFAULT_DB_ALIAS):
+    """-> (sql, params) to INSERT `rows` in one statement, each a dict of field (att)name ->
+    value, all with the same keys; `suffix` adds e.g. `ON CONFLICT DO NOTHING RETURNING id`.
+    Values go through each field's get_db_prep_save, as save() would."""
     connection = connections[using]
     meta = model._meta
     fields = [meta.get_field(name) for name in rows[0]]
@@ -75,20 +75,33 @@ def insert_rows(model, rows: list[dict], *, suffix: str = "", using: str = DEFAU
         for row in rows
         for name, field in zip(row, fields, strict=True)
     ]
-    with connection.cursor() as cursor:
+    return sql.rstrip(), params
+
+
+def insert_rows(model, rows: list[dict], *, suffix: str = "", using: str = DEFAULT_DB_ALIAS):
+    """Runs insert_sql(); -> the rows RETURNING gave ([] without)."""
+    sql, params = insert_sql(model, rows, suffix=suffix, using=using)
+    with connections[using].cursor() as cursor:
         cursor.execute(sql, params)
         return cursor.fetchall() if "RETURNING" in suffix.upper() else []
+
+
+def instance_values(instance) -> dict:
+    """Every concrete field's value of an instance, as a row for insert_sql()."""
+    return {
+        field.attname: getattr(instance, field.attname) for field in instance._meta.concrete_fields
+    }
+
+
+def mark_stored(instance, using: str = DEFAULT_DB_ALIAS) -> None:
+    """What save() notes on an instance once its row is written."""
+    instance._state.adding, instance._state.db = False, using
 
 
 def insert_instances(instances: list, using: str = DEFAULT_DB_ALIAS) -> None:
     """Model instances whose every value is already set (ids and timestamps come from field
     defaults) in one INSERT: what save(force_insert=True) or bulk_create would write, without
     their per-call compilation. The instances are then known to be stored, as after save()."""
-    fields = instances[0]._meta.concrete_fields
-    insert_rows(
-        type(instances[0]),
-        [{field.attname: getattr(obj, field.attname) for field in fields} for obj in instances],
-        using=using,
-    )
+    insert_rows(type(instances[0]), [instance_values(obj) for obj in instances], using=using)
     for obj in instances:
-        obj._state.adding, obj._state.db = False, using
+        mark_stored(obj, using)

@@ -259,11 +259,25 @@ def cpu_seconds(predicate) -> float:
     return total / CLOCK_TICKS
 
 
+def machine_cpu_seconds() -> float:
+    """Busy CPU time of the whole machine so far (every process, also ones that have exited,
+    like the floor's PostgreSQL backends); Linux only."""
+    try:
+        user, nice, system, _idle, _iowait, irq, softirq, steal = map(
+            int, Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:9]
+        )
+    except OSError:
+        return 0.0
+    return (user + nice + system + irq + softirq + steal) / CLOCK_TICKS
+
+
 def cpu_meters(server_pid: int) -> dict:
-    """Meters for the app server (gunicorn and its workers) and PostgreSQL (every backend)."""
+    """Meters for the app server (gunicorn and its workers), PostgreSQL's live backends (the
+    server's pooled connections) and the whole machine (load generator included)."""
     return {
         "app": lambda: cpu_seconds(lambda pid, ppid, _: server_pid in (pid, ppid)),
         "postgres": lambda: cpu_seconds(lambda pid, ppid, command: command == "postgres"),
+        "machine": machine_cpu_seconds,
     }
 
 
@@ -396,7 +410,7 @@ def main():
         payload = sample_payload(args.port, secret, create_tokens(env, merchant_id, 1)[0])
         print(f"{'clients':>7} | {'stack pay/s':>11} {'p50 ms':>7} {'p99 ms':>7} | "
               f"{'floor pay/s':>11} {'p50 ms':>7} {'p99 ms':>7} | ratio | "
-              "CPU ms/payment: app, PostgreSQL")  # fmt: skip
+              "CPU ms/payment: app, PostgreSQL, machine")  # fmt: skip
         meters = cpu_meters(server.pid)
         for concurrency in args.concurrency:
             tokens = create_tokens(env, merchant_id, args.tokens)
@@ -416,20 +430,25 @@ def main():
                 print(f"  unexpected statuses: {statuses}")
             stack = summary(latencies, elapsed)
             floor_tokens = create_tokens(env, merchant_id, args.tokens * 3)
-            floor_result = run_in_second_process(
-                floor,
-                args.database_url,
-                merchant_id,
-                floor_tokens,
-                concurrency,
-                args.seconds,
-                payload,
+            floor_result, floor_cpu = cpu_per_payment(
+                meters,
+                partial(
+                    run_in_second_process,
+                    floor,
+                    args.database_url,
+                    merchant_id,
+                    floor_tokens,
+                    concurrency,
+                    args.seconds,
+                    payload,
+                ),
             )
             base = summary(*floor_result[:2])
             row = f"{concurrency:>7} | {stack[0]:>11.0f} {stack[1]:>7.1f} {stack[2]:>7.1f} | "
             print(
                 row + f"{base[0]:>11.0f} {base[1]:>7.1f} {base[2]:>7.1f} | {stack[0] / base[0]:.2f}"
-                f"  | {cpu['app']:.2f}, {cpu['postgres']:.2f}"
+                f"  | {cpu['app']:.2f}, {cpu['postgres']:.2f}, {cpu['machine']:.2f} "
+                f"(floor machine {floor_cpu['machine']:.2f})"
             )
     finally:
         server.terminate()

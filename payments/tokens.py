@@ -36,7 +36,12 @@ def token_take(*, merchant: Merchant, livemode: bool, token_id: str, method: Met
     """Mark the token used and return it, or say why it cannot be used (400 token_invalid)."""
     now = timezone.now()
     token = _take_if_usable(
-        now=now, id=token_id, merchant_id=merchant.pk, livemode=livemode, type=method.token_type
+        # Adapted as the ORM would (SQLite stores and compares timestamps as text).
+        now=Token._meta.get_field("used_at").get_db_prep_value(now, connection),
+        id=token_id,
+        merchant_id=merchant.pk,
+        livemode=livemode,
+        type=method.token_type,
     )
     if token is not None:
         return token

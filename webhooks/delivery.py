@@ -12,14 +12,16 @@ sent again (at least once) and receivers deduplicate on its id.
 import datetime
 import logging
 import smtplib
+from functools import cache
 
 from django.core.mail import send_mail
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import Count, Min, Q
 from django.utils import timezone
 
 from api.errors import ProcessingFailed, ValidationFailed
 from api.renderers import dumps
+from api.rows import ModelRows, insert_sql, instance_values, mark_stored
 from events.catalogue import matches_any
 from events.models import Event
 from events.serializers import event_to_dict
@@ -175,11 +177,11 @@ def delivery_claim(delivery_id: str) -> Delivery | None:
     postponed because its endpoint hangs); EndpointBusy when its endpoint is merely busy."""
     now = timezone.now()
     lease = now + LEASE
-    if not _claimable(now).filter(pk=delivery_id).update(claimed_until=lease):
+    delivery = _claim_and_load(delivery_id, now, lease)
+    if delivery is None:
         return None  # not due, or another worker won the race
-    delivery = Delivery.objects.select_related("event", "endpoint", "event__merchant").get(
-        pk=delivery_id
-    )
+    # Counted after the claim committed, so two workers claiming for one endpoint at once
+    # each see the other's lease and the endpoint never exceeds its share.
     in_flight = attempts_in_flight(delivery.endpoint_id, now, excluding=delivery.pk)
     if in_flight["count"] < MAX_IN_FLIGHT_PER_ENDPOINT:
         return delivery
@@ -194,6 +196,48 @@ def delivery_claim(delivery_id: str) -> Delivery | None:
     raise EndpointBusy(delivery.endpoint_id)
 
 
+# Every nudge runs the claim, and every attempt the in-flight count and the record, so these
+# three statements are written by hand (api/rows.py says why).
+_DELIVERY_ROWS = ModelRows(Delivery, "d")
+_EVENT_ROWS = ModelRows(Event, "e")
+_ENDPOINT_ROWS = ModelRows(WebhookEndpoint, "w")
+
+
+@cache
+def _claim_sql() -> str:
+    """_claimable(now).filter(pk=...).update(claimed_until=lease), then the row with its event
+    and endpoint (select_related), in one statement."""
+    return f"""
+        WITH d AS (
+            UPDATE {Delivery._meta.db_table} SET claimed_until = %(lease)s
+            WHERE id = %(id)s AND status = %(pending)s AND next_attempt_at <= %(now)s
+              AND (claimed_until IS NULL OR claimed_until <= %(now)s)
+            RETURNING *
+        )
+        SELECT {_DELIVERY_ROWS.columns}, {_EVENT_ROWS.columns}, {_ENDPOINT_ROWS.columns}
+        FROM d
+        JOIN {Event._meta.db_table} e ON e.id = d.event_id
+        JOIN {WebhookEndpoint._meta.db_table} w ON w.id = d.endpoint_id
+    """
+
+
+def _claim_and_load(delivery_id: str, now, lease) -> Delivery | None:
+    if connection.vendor != "postgresql":  # SQLite has no UPDATE inside WITH
+        if not _claimable(now).filter(pk=delivery_id).update(claimed_until=lease):
+            return None
+        return Delivery.objects.select_related("event", "endpoint").get(pk=delivery_id)
+    params = {"id": delivery_id, "pending": PENDING, "now": now, "lease": lease}
+    with connection.cursor() as cursor:
+        cursor.execute(_claim_sql(), params)
+        row = cursor.fetchone()
+    if row is None:
+        return None
+    delivery = _DELIVERY_ROWS.instance(row)
+    delivery.event = _EVENT_ROWS.instance(row, len(_DELIVERY_ROWS))
+    delivery.endpoint = _ENDPOINT_ROWS.instance(row, len(_DELIVERY_ROWS) + len(_EVENT_ROWS))
+    return delivery
+
+
 def _in_flight(now):
     return Delivery.objects.filter(status=PENDING, claimed_until__gt=now)
 
@@ -202,10 +246,19 @@ IN_FLIGHT = {"count": Count("pk"), "oldest_lease": Min("claimed_until")}
 
 
 def attempts_in_flight(endpoint_id: str, now, excluding: str | None = None) -> dict:
-    """{"count", "oldest_lease"} of the endpoint's attempts being made right now."""
-    return (
-        _in_flight(now).filter(endpoint_id=endpoint_id).exclude(pk=excluding).aggregate(**IN_FLIGHT)
-    )
+    """{"count", "oldest_lease"} of the endpoint's attempts being made right now: the
+    aggregate of _in_flight(now) for one endpoint, by hand (run on every claim)."""
+    if connection.vendor != "postgresql":  # SQLite's min() of a timestamp is text
+        in_flight = _in_flight(now).filter(endpoint_id=endpoint_id).exclude(pk=excluding)
+        return in_flight.aggregate(**IN_FLIGHT)
+    sql = f"""
+        SELECT count(*), min(claimed_until) FROM {Delivery._meta.db_table}
+        WHERE endpoint_id = %s AND status = %s AND claimed_until > %s AND id <> %s
+    """
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [endpoint_id, PENDING, now, excluding or ""])
+        count, oldest_lease = cursor.fetchone()
+    return {"count": count, "oldest_lease": oldest_lease}
 
 
 def is_hanging(in_flight: dict, now) -> bool:
@@ -302,35 +355,70 @@ def delivery_record(delivery: Delivery, outcome: transport.Outcome, attempted_at
         status = Delivery.Status.DELIVERED
     else:
         status = PENDING if retry_at else Delivery.Status.DEAD_LETTERED
-    with transaction.atomic():
-        attempt = Attempt.objects.create(
-            delivery=delivery,
-            event_id=delivery.event_id,
-            endpoint_id=delivery.endpoint_id,
-            attempt=number,
-            status=Attempt.Status.DELIVERED if outcome.delivered else Attempt.Status.FAILED,
-            http_status=outcome.http_status,
-            response_body=outcome.response_body,
-            error=outcome.error,
-            duration_ms=outcome.duration_ms,
-            next_retry_at=retry_at,
-            attempted_at=attempted_at,
-        )
-        Delivery.objects.filter(pk=delivery.pk).update(
-            status=status,
-            attempt_count=number,
-            next_attempt_at=retry_at,
-            claimed_until=None,
-            enqueued_until=None,
-        )
-        newly_dead = status == Delivery.Status.DEAD_LETTERED and bool(
-            Event.objects.filter(pk=event.pk, dead_lettered_at__isnull=True).update(
-                dead_lettered_at=now
-            )
-        )
+    attempt = Attempt(
+        delivery=delivery,
+        event_id=delivery.event_id,
+        endpoint_id=delivery.endpoint_id,
+        attempt=number,
+        status=Attempt.Status.DELIVERED if outcome.delivered else Attempt.Status.FAILED,
+        http_status=outcome.http_status,
+        response_body=outcome.response_body,
+        error=outcome.error,
+        duration_ms=outcome.duration_ms,
+        next_retry_at=retry_at,
+        attempted_at=attempted_at,
+    )
+    newly_dead = _write_attempt(attempt, status, now)
     if newly_dead:
         notify_owner_of_dead_letter(event, delivery.endpoint)
     return attempt
+
+
+@cache
+def _record_sql(insert: str) -> str:
+    """One statement, so one atomic write and one round trip: the attempt (`insert`), the
+    delivery's next state and, the first time one of the event's deliveries dies, the event's
+    dead letter. Returns 1 when it set that dead letter."""
+    return f"""
+        WITH attempt AS ({insert}),
+        dead AS (
+            UPDATE {Event._meta.db_table} SET dead_lettered_at = %s
+            WHERE id = %s AND %s AND dead_lettered_at IS NULL RETURNING 1
+        )
+        UPDATE {Delivery._meta.db_table} SET status = %s, attempt_count = %s,
+            next_attempt_at = %s, claimed_until = NULL, enqueued_until = NULL
+        WHERE id = %s
+        RETURNING (SELECT count(*) FROM dead)
+    """
+
+
+def _write_attempt(attempt: Attempt, status: str, now) -> bool:
+    """Store the attempt and the delivery's new status; True if this dead-lettered the event."""
+    if connection.vendor != "postgresql":  # SQLite has no UPDATE inside WITH
+        return _write_attempt_in_steps(attempt, status, now)
+    insert, params = insert_sql(Attempt, [instance_values(attempt)])
+    dies = status == Delivery.Status.DEAD_LETTERED
+    params += [now, attempt.event_id, dies, status, attempt.attempt, attempt.next_retry_at]
+    with connection.cursor() as cursor:
+        cursor.execute(_record_sql(insert), [*params, attempt.delivery_id])
+        (newly_dead,) = cursor.fetchone()
+    mark_stored(attempt)
+    return bool(newly_dead)
+
+
+@transaction.atomic
+def _write_attempt_in_steps(attempt: Attempt, status: str, now) -> bool:
+    """_write_attempt() as three statements in one transaction, for the embedded SQLite."""
+    attempt.save(force_insert=True)
+    Delivery.objects.filter(pk=attempt.delivery_id).update(
+        status=status,
+        attempt_count=attempt.attempt,
+        next_attempt_at=attempt.next_retry_at,
+        claimed_until=None,
+        enqueued_until=None,
+    )
+    dead = Event.objects.filter(pk=attempt.event_id, dead_lettered_at__isnull=True)
+    return status == Delivery.Status.DEAD_LETTERED and bool(dead.update(dead_lettered_at=now))
 
 
 def delivery_run(delivery_id: str) -> Attempt | None:

@@ -1,11 +1,17 @@
 """One webhook POST to an address the URL guard checked (spec "Delivery request").
 
-requests connects to the checked IP itself, so no second DNS lookup happens between the check
+urllib3 connects to the checked IP itself, so no second DNS lookup happens between the check
 and the connection (a rebinding answer cannot redirect it), while SNI, the certificate check
 and the Host header still use the URL's host name. Redirects are not followed (a 3xx is a
 failure), the response body is read only up to its first 2 KB, and the whole exchange is
-bounded by the 10-second timeout. Each worker thread keeps its TLS connections to a receiver
-alive between deliveries (a receiver that closes them costs only a new handshake).
+bounded by the 10-second timeout.
+
+Connections are kept alive between deliveries in one pool per target (host name, checked
+address, port and trusted CAs), shared by the worker's threads: consecutive deliveries to a
+receiver reuse a TLS connection instead of a new handshake each (on both sides), and a
+connection is only ever reused for the very target it was verified for. A connection that
+failed, timed out, or still had unread body past the 2 KB is closed, not reused; one the
+receiver closed while idle is noticed before reuse and replaced.
 """
 
 import ipaddress
@@ -14,11 +20,11 @@ import threading
 import time
 from collections import OrderedDict
 from dataclasses import dataclass
-from functools import cache
 
-import requests
+import urllib3
 from django.conf import settings
-from requests.adapters import HTTPAdapter
+from urllib3.exceptions import HTTPError, NewConnectionError, ProtocolError, SSLError
+from urllib3.exceptions import TimeoutError as Urllib3Timeout
 from urllib3.util.ssl_ import create_urllib3_context
 
 from webhooks.urlguard import CheckedURL
@@ -26,9 +32,10 @@ from webhooks.urlguard import CheckedURL
 TIMEOUT_SECONDS = 10
 MAX_STORED_BODY = 2048  # bytes (spec "Limits": first 2 KB)
 USER_AGENT = "svc-webhooks/1"
-MAX_SESSIONS_PER_THREAD = 64
-
-_thread = threading.local()
+# Idle connections kept per target: one per delivery thread of the Procfile's worker. More
+# threads than this on one target still work; their extra connections are closed after use.
+CONNECTIONS_PER_TARGET = 16
+MAX_TARGETS = 256  # pools kept; the least recently used one is closed beyond that
 
 
 @dataclass(frozen=True)
@@ -43,7 +50,6 @@ class Outcome:
         return self.http_status is not None and 200 <= self.http_status < 300
 
 
-@cache
 def _tls_context(extra_ca_bundle: str | None) -> ssl.SSLContext:
     """System CAs plus WEBHOOK_CA_BUNDLE (extra CAs, e.g. a local receiver's in tests)."""
     context = create_urllib3_context()
@@ -53,25 +59,41 @@ def _tls_context(extra_ca_bundle: str | None) -> ssl.SSLContext:
     return context
 
 
-class PinnedAddressAdapter(HTTPAdapter):
-    """Connects wherever the request URL points (the checked IP) while TLS verifies `host`."""
+class _Pools:
+    """target -> its urllib3 pool; created under a lock, so two threads never build two."""
 
-    def __init__(self, host: str):
-        self.host = host  # read by init_poolmanager, which HTTPAdapter.__init__ calls
-        super().__init__(max_retries=0)
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._pools: OrderedDict[tuple, urllib3.HTTPSConnectionPool] = OrderedDict()
+        self._contexts: dict[str | None, ssl.SSLContext] = {}
 
-    def init_poolmanager(self, connections, maxsize, block=False, **pool_kwargs):
-        pool_kwargs.update(
-            server_hostname=self.host,
-            assert_hostname=self.host,
-            ssl_context=_tls_context(settings.WEBHOOK_CA_BUNDLE),
+    def get(self, target: CheckedURL) -> urllib3.HTTPSConnectionPool:
+        ca_bundle = settings.WEBHOOK_CA_BUNDLE
+        key = (target.host, target.addresses[0], target.port, ca_bundle)
+        with self._lock:
+            pool = self._pools.pop(key, None) or self._new_pool(target, ca_bundle)
+            self._pools[key] = pool
+            while len(self._pools) > MAX_TARGETS:
+                self._pools.popitem(last=False)[1].close()
+        return pool
+
+    def _new_pool(self, target: CheckedURL, ca_bundle: str | None):
+        if ca_bundle not in self._contexts:  # loading the system CAs takes ~20 ms of CPU
+            self._contexts[ca_bundle] = _tls_context(ca_bundle)
+        return urllib3.HTTPSConnectionPool(
+            str(target.addresses[0]),
+            target.port,
+            maxsize=CONNECTIONS_PER_TARGET,
+            retries=False,
+            timeout=urllib3.Timeout(connect=TIMEOUT_SECONDS, read=TIMEOUT_SECONDS),
+            ssl_context=self._contexts[ca_bundle],
+            cert_reqs="CERT_REQUIRED",
+            server_hostname=target.host,
+            assert_hostname=target.host,
         )
-        super().init_poolmanager(connections, maxsize, block, **pool_kwargs)
 
-    def cert_verify(self, conn, url, verify, cert):
-        # Always verify, with the CAs already in our context: requests would otherwise load its
-        # own CA file into it again for every connection.
-        conn.cert_reqs = "CERT_REQUIRED"
+
+_pools = _Pools()
 
 
 def _url_host(address) -> str:
@@ -91,67 +113,60 @@ def _is_ip(value: str) -> bool:
     return True
 
 
-def _read_capped(response: requests.Response, deadline: float) -> bytes:
-    """The first 2 KB of the body; a receiver dripping bytes cannot hold us past the deadline."""
+def _read_capped(response: urllib3.HTTPResponse, deadline: float) -> tuple[bytes, bool]:
+    """The first 2 KB of the body, and whether that was all of it. A receiver dripping bytes
+    cannot hold us past the deadline."""
     body = b""
-    for chunk in response.iter_content(chunk_size=512):
+    while len(body) < MAX_STORED_BODY and time.monotonic() <= deadline:
+        chunk = response.read(512)
+        if not chunk:
+            return body, True
         body += chunk
-        if len(body) >= MAX_STORED_BODY or time.monotonic() > deadline:
-            break
-    return body[:MAX_STORED_BODY]
-
-
-def _new_session(host: str) -> requests.Session:
-    session = requests.Session()
-    # No proxy or CA file from the environment: the connection goes straight to the checked
-    # address, trusting only our CA context.
-    session.trust_env = False
-    session.mount("https://", PinnedAddressAdapter(host))
-    return session
-
-
-def _session_for(target: CheckedURL) -> requests.Session:
-    """This thread's session for (host, checked address, port): consecutive deliveries to one
-    receiver reuse its kept-alive TLS connection instead of a new handshake each time. A new
-    address (DNS changed) gets a new session; the least recently used ones are closed."""
-    sessions = _thread.__dict__.setdefault("sessions", OrderedDict())
-    key = (target.host, target.addresses[0], target.port, settings.WEBHOOK_CA_BUNDLE)
-    session = sessions.pop(key, None) or _new_session(target.host)
-    sessions[key] = session
-    while len(sessions) > MAX_SESSIONS_PER_THREAD:
-        sessions.popitem(last=False)[1].close()
-    return session
+    return body[:MAX_STORED_BODY], False
 
 
 def post(target: CheckedURL, body: bytes, headers: dict[str, str]) -> Outcome:
     started = time.monotonic()
-    deadline = started + TIMEOUT_SECONDS
-    url = f"https://{_url_host(target.addresses[0])}:{target.port}{target.path}"
     try:
-        with _session_for(target).post(
-            url,
-            data=body,
+        response = _pools.get(target).urlopen(
+            "POST",
+            target.path,
+            body=body,
             headers={**headers, "Host": _host_header(target), "User-Agent": USER_AGENT},
-            timeout=TIMEOUT_SECONDS,
-            allow_redirects=False,
-            stream=True,
-        ) as response:
-            raw = _read_capped(response, deadline)
-            status = response.status_code
-    except requests.RequestException as exc:
+            redirect=False,
+            preload_content=False,
+            release_conn=False,
+        )
+        complete = False
+        try:
+            raw, complete = _read_capped(response, started + TIMEOUT_SECONDS)
+        finally:
+            _finish(response, complete=complete)
+    except HTTPError as exc:
         return Outcome(None, "", _describe(exc), _elapsed_ms(started))
+    status = response.status
     error = None if 200 <= status < 300 else f"HTTP {status}: only a 2xx response is a success"
     if 300 <= status < 400:
         error = f"HTTP {status}: redirects are not followed"
     return Outcome(status, raw.decode("utf-8", errors="replace"), error, _elapsed_ms(started))
 
 
-def _describe(exc: requests.RequestException) -> str:
-    if isinstance(exc, requests.Timeout):
+def _finish(response: urllib3.HTTPResponse, *, complete: bool) -> None:
+    """Back to the pool if the body was read to its end; otherwise closed, since the rest of
+    the body would be read as the next delivery's response."""
+    if not complete:
+        response.close()
+    response.release_conn()
+
+
+def _describe(exc: HTTPError) -> str:
+    if isinstance(exc, NewConnectionError):  # a subclass of the connect timeout
+        return f"connection failed: {exc}"
+    if isinstance(exc, Urllib3Timeout):
         return f"timeout: no response within {TIMEOUT_SECONDS} seconds"
-    if isinstance(exc, requests.exceptions.SSLError):
+    if isinstance(exc, SSLError):
         return f"tls: {exc}"
-    if isinstance(exc, requests.ConnectionError):
+    if isinstance(exc, ProtocolError):  # reset or closed mid-exchange
         return f"connection failed: {exc}"
     return f"request failed: {exc}"
 

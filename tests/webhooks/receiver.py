@@ -27,6 +27,7 @@ class Received:
     path: str
     headers: dict
     body: bytes
+    peer: tuple  # the client's (address, port): one per TCP connection
 
 
 class Receiver:
@@ -38,10 +39,14 @@ class Receiver:
         receiver = self
 
         class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"  # keep-alive, as real receivers do
+            wbufsize = -1  # the reply in one write (no Nagle delay between headers and body)
+
             def do_POST(self):
                 length = int(self.headers.get("Content-Length", 0))
                 body = self.rfile.read(length)
-                receiver.requests.append(Received(self.path, dict(self.headers), body))
+                received = Received(self.path, dict(self.headers), body, self.client_address)
+                receiver.requests.append(received)
                 receiver.arrived.set()
                 reply = receiver.reply
                 if reply.hold:

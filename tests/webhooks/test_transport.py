@@ -1,0 +1,49 @@
+"""Kept-alive connections (webhooks/transport.py): reused per target, never after a failure."""
+
+from tests.webhooks.receiver import Receiver, Reply
+from webhooks import transport
+from webhooks.urlguard import check_url
+
+
+def post(url: str) -> transport.Outcome:
+    return transport.post(check_url(url), b"{}", {"Content-Type": "application/json"})
+
+
+def peers(receiver) -> list:
+    return [request.peer for request in receiver.requests]
+
+
+def test_deliveries_to_one_receiver_share_one_connection(receiver):
+    assert post(receiver.url()).delivered and post(receiver.url("/other")).delivered
+    first, second = peers(receiver)
+    assert first == second
+
+
+def test_a_connection_the_receiver_closed_is_not_reused(receiver):
+    receiver.reply = Reply(headers={"Connection": "close"})
+    assert post(receiver.url()).delivered
+    receiver.reply = Reply()
+    assert post(receiver.url()).delivered  # a new connection, no failed attempt
+    first, second = peers(receiver)
+    assert first != second
+
+
+def test_a_body_read_only_in_part_closes_the_connection(receiver):
+    receiver.reply = Reply(body=b"x" * (transport.MAX_STORED_BODY * 4))
+    assert len(post(receiver.url()).response_body) == transport.MAX_STORED_BODY
+    receiver.reply = Reply()
+    assert post(receiver.url()).response_body == "ok"  # not the rest of the previous body
+    first, second = peers(receiver)
+    assert first != second
+
+
+def test_a_connection_is_reused_only_for_the_host_it_was_verified_for(webhook_ca, loopback_allowed):
+    receiver = Receiver(webhook_ca, hostnames=("localhost", "127.0.0.1"))
+    try:
+        assert post(receiver.url(host="localhost")).delivered
+        assert post(receiver.url(host="127.0.0.1")).delivered  # same address, other name
+        by_name, by_address = receiver.requests
+        assert by_name.peer != by_address.peer
+        assert by_address.headers["Host"] == f"127.0.0.1:{receiver.port}"
+    finally:
+        receiver.close()
