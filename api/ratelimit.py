@@ -55,9 +55,23 @@ def _take_token_in_redis(cache: RedisCache, key: str, rate: float, burst: int, n
     # Django's cache API has no scripting; its client (redis-py) does. The key gets the
     # cache's own prefix and version, as cache.get() would give it.
     key = cache.make_and_validate_key(key)
-    client = cache._cache.get_client(key, write=True)
-    script = client.register_script(TAKE_TOKEN_LUA)
-    return float(script(keys=[key], args=[rate, burst, now]))
+    return float(_take_token_script(cache)(keys=[key], args=[rate, burst, now]))
+
+
+def _take_token_script(cache: RedisCache):
+    """The script, registered once per cache server: building a client and hashing the
+    script on every request cost more CPU than the round trip to Redis. Django's caches are
+    per thread, but their connection pools (and so this client) are shared and thread-safe."""
+    redis_cache = cache._cache  # Django's RedisCacheClient (pinned Django 5.2)
+    pool = redis_cache._get_connection_pool(True)  # a write: always the first server
+    script = _scripts.get(pool)
+    if script is None:
+        client = redis_cache.get_client(write=True)
+        script = _scripts[pool] = client.register_script(TAKE_TOKEN_LUA)
+    return script
+
+
+_scripts: dict = {}  # connection pool -> registered script
 
 
 def take_token(bucket: str, *, rate: float, burst: int) -> float:

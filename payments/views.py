@@ -3,6 +3,7 @@
 from rest_framework.response import Response
 
 from api.errors import CardDeclined, ProcessingFailed
+from api.validation import validated
 from api.views import ServiceAPIView
 from payments import selectors, services
 from payments.models import Payment
@@ -33,12 +34,6 @@ def raise_for_outcome(payment: Payment) -> None:
             f"The payment could not be processed. Payment {payment.id} is failed.",
             code="payment_failed",
         )
-
-
-def validated(serializer_class, data) -> dict:
-    serializer = serializer_class(data=data)
-    serializer.is_valid(raise_exception=True)
-    return serializer.validated_data
 
 
 class PaymentMixin:

@@ -3,9 +3,9 @@ thin views over refunds.services. There is no refunds list (config.urls answers 
 
 from rest_framework.response import Response
 
+from api.validation import validated
 from api.views import ServiceAPIView
 from payments.selectors import payment_get
-from payments.views import validated
 from refunds import selectors, services
 from refunds.serializers import RefundCreateInput, refund_to_dict
 

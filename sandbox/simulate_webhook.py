@@ -16,6 +16,7 @@ from rest_framework.response import Response
 
 from api.errors import NotFound, ValidationFailed
 from api.renderers import format_timestamp
+from api.validation import validated
 from api.views import ServiceAPIView
 from events.catalogue import EVENT_TYPES, family_of
 from events.models import Event
@@ -196,15 +197,14 @@ class SimulateWebhook(ServiceAPIView):
     test_mode_only = True
 
     def post(self, request):
-        body = SimulateInput(data=request.data)
-        body.is_valid(raise_exception=True)
-        event_type, endpoint_id = body.validated_data["type"], body.validated_data.get("endpoint")
+        body = validated(SimulateInput, request.data)
+        event_type, endpoint_id = body["type"], body.get("endpoint")
         if endpoint_id:
             candidates = [subscriber_endpoint(request, endpoint_id)]
         else:
             candidates = list(enabled_endpoints(request.merchant, False))
         endpoints = endpoints_for(event_type, candidates)
-        obj = resource_object(request.merchant, event_type, body.validated_data.get("resource"))
+        obj = resource_object(request.merchant, event_type, body.get("resource"))
         event = simulate_webhook(
             merchant=request.merchant, event_type=event_type, obj=obj, endpoints=endpoints
         )

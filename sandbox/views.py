@@ -8,6 +8,7 @@ from rest_framework.response import Response
 
 from api.errors import NotFound, ProcessingFailed
 from api.pagination import list_envelope, paginate_fixed
+from api.validation import validated
 from api.views import ServiceAPIView
 from payments.models import Token
 from payments.selectors import payment_get
@@ -40,9 +41,7 @@ class TokenCreate(ServiceAPIView):
     ignores_idempotency_key = True
 
     def post(self, request):
-        body = TokenInput(data=request.data)
-        body.is_valid(raise_exception=True)
-        data = body.validated_data
+        data = validated(TokenInput, request.data)
         # The cvc and the name are checked, then dropped: nothing needs them after this call.
         token = token_create(
             merchant=request.merchant,
