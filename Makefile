@@ -26,7 +26,7 @@ migrate: install
 	mkdir -p var
 	DEBUG=$${DEBUG:-true} $(PY) manage.py migrate --noinput
 
-# Web server (gunicorn), Celery worker and beat in the foreground; Ctrl-C stops all three.
+# Web server (granian, WSGI), Celery worker and beat in the foreground; Ctrl-C stops all three.
 run: migrate
 	DEBUG=$${DEBUG:-true} $(PY) manage.py collectstatic --noinput --verbosity 0
 	DEBUG=$${DEBUG:-true} WEB_PORT=$(PORT) $(VENV)/bin/honcho start -f Procfile

@@ -1,6 +1,6 @@
 """Benchmark: POST /v1/payments through the whole stack, against the durable floor.
 
-Starts the service (gunicorn, gthread) on PostgreSQL + Redis, pre-creates tokens, then drives
+Starts the service (granian, as the Procfile) on PostgreSQL + Redis, pre-creates tokens, then drives
 `POST /v1/payments` (automatic capture, a fresh Idempotency-Key each) at fixed concurrencies
 from a second process, and reports payments/s, p50 and p99. In the same run it measures the
 durable floor: a raw psycopg loop writing the rows one payment writes (token taken, payment,
@@ -103,20 +103,21 @@ def create_tokens(env: dict, merchant_id: str, count: int) -> list[str]:
 def start_server(env: dict, args) -> subprocess.Popen:
     server = subprocess.Popen(
         [
-            str(ROOT / ".venv" / "bin" / "gunicorn"),
-            "config.wsgi:application",
-            "--bind",
-            f"127.0.0.1:{args.port}",
-            "--worker-class",
-            "gthread",
+            str(ROOT / ".venv" / "bin" / "granian"),
+            "--interface",
+            "wsgi",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(args.port),
             "--workers",
             str(args.workers),
-            "--threads",
+            "--blocking-threads",
             str(args.threads),
-            "--keep-alive",
-            "30",
+            "--no-ws",
             "--log-level",
             "warning",
+            "config.wsgi:application",
         ],
         cwd=ROOT,
         env=env,
@@ -130,7 +131,7 @@ def start_server(env: dict, args) -> subprocess.Popen:
         except OSError:
             time.sleep(0.1)
     server.terminate()
-    raise SystemExit("gunicorn did not start")
+    raise SystemExit("the web server did not start")
 
 
 # --- load (each measurement runs in a second process) -----------------------------------------
@@ -272,7 +273,7 @@ def machine_cpu_seconds() -> float:
 
 
 def cpu_meters(server_pid: int) -> dict:
-    """Meters for the app server (gunicorn and its workers), PostgreSQL's live backends (the
+    """Meters for the app server (granian and its workers), PostgreSQL's live backends (the
     server's pooled connections) and the whole machine (load generator included)."""
     return {
         "app": lambda: cpu_seconds(lambda pid, ppid, _: server_pid in (pid, ppid)),
@@ -405,7 +406,7 @@ def main():
 
     server = start_server(env, args)
     try:
-        print(f"gunicorn gthread: {args.workers} workers x {args.threads} threads; "
+        print(f"granian WSGI: {args.workers} workers x {args.threads} threads; "
               f"{args.seconds:.0f} s per level; PostgreSQL + Redis")  # fmt: skip
         payload = sample_payload(args.port, secret, create_tokens(env, merchant_id, 1)[0])
         print(f"{'clients':>7} | {'stack pay/s':>11} {'p50 ms':>7} {'p99 ms':>7} | "

@@ -1,4 +1,4 @@
-"""Start the service's real processes (gunicorn web, Celery worker) against the test database,
+"""Start the service's real processes (granian web, Celery worker) against the test database,
 for end-to-end tests that talk HTTP. The database must be one the subprocesses can open, so
 these tests run on PostgreSQL (pytest-django's SQLite test database lives in memory)."""
 
@@ -67,7 +67,8 @@ def wait_until_serving(base_url: str, process: subprocess.Popen, timeout: float 
 
 @contextlib.contextmanager
 def web_server(**env):
-    """gunicorn as `make run` starts it; yields the origin, e.g. http://127.0.0.1:PORT."""
+    """The web server as `make run` starts it (one worker); yields the origin, e.g.
+    http://127.0.0.1:PORT."""
     port = free_port()
     # As `make run` does before starting: whitenoise serves the collected admin assets.
     subprocess.run(
@@ -78,16 +79,19 @@ def web_server(**env):
     )
     process = subprocess.Popen(
         [
-            str(VENV_BIN / "gunicorn"),
-            "config.wsgi:application",
-            "--bind",
-            f"127.0.0.1:{port}",
-            "--worker-class",
-            "gthread",
+            str(VENV_BIN / "granian"),
+            "--interface",
+            "wsgi",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
             "--workers",
             "1",
-            "--threads",
+            "--blocking-threads",
             "4",
+            "--no-ws",
+            "config.wsgi:application",
         ],
         cwd=ROOT,
         env=service_env(**env),

@@ -1,4 +1,4 @@
-"""A merchant's whole integration over real HTTP: the web process (gunicorn), a Celery worker
+"""A merchant's whole integration over real HTTP: the web process (granian), a Celery worker
 on the `webhooks` queue, PostgreSQL, Redis and a real HTTPS receiver on loopback.
 
 Register an endpoint, tokenise a test card with the publishable key, pay with the secret key

@@ -1,4 +1,4 @@
-"""The real web process (gunicorn + WSGI + middleware) answers in the envelope over HTTP."""
+"""The real web process (granian + WSGI + middleware) answers in the envelope over HTTP."""
 
 import re
 
