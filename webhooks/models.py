@@ -82,10 +82,18 @@ class Delivery(models.Model):
                 condition=Q(status="pending"),
                 name="delivery_due",
             ),
+            # Leases run out or are cleared within a minute, so a range on claimed_until
+            # reads only the attempts in flight, of one endpoint or of all (the claim skips
+            # full endpoints); likewise live nudges on enqueued_until.
             models.Index(
-                fields=["endpoint", "claimed_until"],
+                fields=["claimed_until", "endpoint"],
                 condition=Q(status="pending"),
-                name="delivery_in_flight",
+                name="delivery_leased",
+            ),
+            models.Index(
+                fields=["enqueued_until"],
+                condition=Q(status="pending"),
+                name="delivery_nudged",
             ),
         ]
 
