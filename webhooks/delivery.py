@@ -248,9 +248,9 @@ def _within_bulkhead(delivery: Delivery | None, now, lease) -> Delivery | None:
 
 def deliveries_drain(seconds: float = DRAIN_SECONDS) -> bool:
     """Claim and attempt due deliveries one after another, oldest first and only to endpoints
-    with a free place, until none is left or `seconds` have passed (the time of one attempt
-    at most over, as a hanging endpoint has no free place for a second one while its first
-    hangs). True when stopped with work perhaps left: the caller sends a nudge to go on."""
+    with a free place, until none is left or `seconds` have passed (checked after each
+    attempt, so a hanging receiver overruns it by one timeout at most, and the bulkhead keeps
+    such threads to 8). True when stopped with work perhaps left: the caller nudges again."""
     deadline = time.monotonic() + seconds
     while (delivery := delivery_claim_next()) is not None:
         delivery_attempt(delivery)
@@ -378,13 +378,19 @@ def endpoint_loads(endpoint_ids: list[str], now) -> dict[str, Load]:
     if connection.vendor != "postgresql":  # SQLite's min() of a timestamp is text
         loads.update(_endpoint_loads_by_orm(endpoint_ids, now))
         return loads
+    # Two range reads of the small lease and nudge indexes, never an endpoint's backlog (a
+    # dead endpoint's may be days of deliveries); as a UNION, so the planner keeps to them.
+    table = Delivery._meta.db_table
     sql = f"""
-        SELECT endpoint_id, count(*) FILTER (WHERE claimed_until > %(now)s),
-            min(claimed_until) FILTER (WHERE claimed_until > %(now)s),
-            count(*) FILTER (WHERE claimed_until IS NULL OR claimed_until <= %(now)s)
-        FROM {Delivery._meta.db_table}
-        WHERE status = %(pending)s AND endpoint_id = ANY(%(ids)s) AND (claimed_until > %(now)s
-            OR (enqueued_until > %(now)s AND next_attempt_at <= %(now)s))
+        SELECT endpoint_id, count(claimed_until), min(claimed_until),
+            count(*) - count(claimed_until)
+        FROM (
+            SELECT endpoint_id, claimed_until FROM {table}
+            WHERE claimed_until > %(now)s AND status = %(pending)s AND endpoint_id = ANY(%(ids)s)
+            UNION ALL
+            SELECT endpoint_id, NULL FROM {table}
+            WHERE enqueued_until > %(now)s AND {_CLAIMABLE_SQL} AND endpoint_id = ANY(%(ids)s)
+        ) AS load
         GROUP BY endpoint_id
     """
     with connection.cursor() as cursor:
