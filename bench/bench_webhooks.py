@@ -9,7 +9,7 @@ never answers, so every attempt to it waits the full 10-second timeout. Phases:
 1. paced, healthy endpoint only: events at a steady rate; commit -> first attempt;
 2. paced, healthy + dead endpoint: the same, to show the dead one does not slow the healthy one;
 3. burst, healthy + dead: events committed while the workers are stopped, then drained;
-   healthy deliveries per second.
+   healthy deliveries per second, and how many broker messages the backlog had queued.
 
 Usage: .venv/bin/python bench/bench_webhooks.py [--rate 100] [--seconds 10] [--burst 2000]
        [--workers 1]
@@ -179,6 +179,14 @@ def paced_phase(label, merchant, healthy, rate: int, seconds: int) -> None:
     )
 
 
+def queued_messages() -> int:
+    """Messages waiting in the webhooks queue (nudges, and the beat's ticks)."""
+    from config.celery import app
+
+    with app.connection_for_write() as conn:
+        return conn.default_channel.queue_declare("webhooks", passive=True).message_count
+
+
 def burst_phase(merchant, healthy, count: int, workers: int) -> list[subprocess.Popen]:
     """Deliveries per second: `count` events committed while no worker runs, then workers
     started on the backlog; timed from the first attempt to the end of the last delivery."""
@@ -187,6 +195,7 @@ def burst_phase(merchant, healthy, count: int, workers: int) -> list[subprocess.
     committed: dict = {}
     for _ in range(count):
         emit_timed(merchant, committed)
+    queued = queued_messages()
     processes = start_workers(workers)
     wait_delivered(healthy, list(committed), timeout=600)
     attempts = list(Attempt.objects.filter(endpoint=healthy, event_id__in=committed))
@@ -195,9 +204,21 @@ def burst_phase(merchant, healthy, count: int, workers: int) -> list[subprocess.
     print(
         f"burst: {count} events queued, then {workers} worker process(es) x 16 threads: "
         f"{count / (last - first):.0f} healthy deliveries/s "
-        f"({count} in {last - first:.1f} s, the dead endpoint subscribed too)"
+        f"({count} in {last - first:.1f} s, the dead endpoint subscribed too); "
+        f"{queued} broker messages were queued for the backlog"
     )
     return processes
+
+
+def vacuum(*models) -> None:
+    """Each run starts from tables without the dead rows of earlier runs, as autovacuum keeps
+    them in production (a shared bench server may run with it off)."""
+    from django.db import connection
+
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            for model in models:
+                cursor.execute(f"VACUUM ANALYZE {model._meta.db_table}")
 
 
 def main() -> None:
@@ -214,10 +235,12 @@ def main() -> None:
     from django.core.management import call_command
 
     from accounts.services import merchant_create
+    from events.models import Event
     from webhooks.models import Attempt, Delivery
     from webhooks.services import endpoint_create, endpoint_delete
 
     call_command("migrate", verbosity=0)
+    vacuum(Event, Delivery, Attempt)
     healthy_port, dead_port, healthy_server, dead_socket = start_receivers()
     beat = start_process(["beat", "--schedule", str(WORK / "beat"), "--loglevel", "WARNING"])
     workers = start_workers(1)

@@ -12,7 +12,9 @@ sent again (at least once) and receivers deduplicate on its id.
 import datetime
 import logging
 import smtplib
+import time
 from functools import cache
+from typing import NamedTuple
 
 from django.core.mail import send_mail
 from django.db import connection, transaction
@@ -43,12 +45,16 @@ ENQUEUED_GRACE = datetime.timedelta(seconds=30)
 # Bulkhead: one endpoint may tie up at most this many workers at once (half the Procfile's 16
 # delivery threads), so a receiver that makes every attempt wait out the 10 s timeout cannot
 # take them all, and deliveries to healthy endpoints keep flowing. Its other due deliveries
-# wait, without an attempt: behind the queued ones when the endpoint is merely busy, for the
-# timeout when its attempts hang.
+# wait, without an attempt and without a nudge: until one of its places frees up when the
+# endpoint is merely busy, for the timeout when its attempts hang.
 MAX_IN_FLIGHT_PER_ENDPOINT = 8
 SLOW_ATTEMPT = datetime.timedelta(seconds=1)
 STUCK_ENDPOINT_BACKOFF = datetime.timedelta(seconds=transport.TIMEOUT_SECONDS)
 DUE_BATCH = 500
+# How long one task goes on claiming due deliveries after its own: long enough that under load
+# one broker message drives dozens of deliveries, short enough that the worker's threads still
+# take turns with the beat's tasks on the same queue.
+DRAIN_SECONDS = 2.0
 
 PENDING = Delivery.Status.PENDING
 
@@ -91,7 +97,9 @@ def events_fan_out(event_ids: list[str]) -> list[str]:
 
 def deliveries_for(events: list[Event]) -> list[str]:
     """Inside the caller's transaction: a pending delivery per event and subscribed endpoint.
-    Returns the ids of those to nudge a worker for once the transaction commits."""
+    Returns the ids of those to nudge a worker for once the transaction commits: no more per
+    endpoint than it has free places (`nudges_wanted`), so a backlog costs a few messages, not
+    one per delivery."""
     now = timezone.now()
     enabled: dict[tuple, list[WebhookEndpoint]] = {}  # one query per merchant and mode
     pairs = []
@@ -103,23 +111,24 @@ def deliveries_for(events: list[Event]) -> list[str]:
         pairs += [(event, e) for e in subscribed]
     if not pairs:
         return []
-    hanging = hanging_endpoint_ids(list({e.id for _, e in pairs}), now)
+    loads = endpoint_loads(list({e.id for _, e in pairs}), now)
+    # To an endpoint that hangs right now the first attempt waits like its other deliveries
+    # (bulkhead); the beat tick nudges it when that wait is over.
     deliveries = [
-        # To an endpoint that hangs right now the first attempt waits like its other
-        # deliveries (bulkhead); the beat tick enqueues it when that wait is over.
-        Delivery(event=event, endpoint=e, next_attempt_at=now + STUCK_ENDPOINT_BACKOFF)
-        if e.id in hanging
-        else Delivery(
+        Delivery(
             event=event,
             endpoint=e,
-            next_attempt_at=now,
-            enqueued_until=now + ENQUEUED_GRACE,  # the caller enqueues them
+            next_attempt_at=now + STUCK_ENDPOINT_BACKOFF if loads[e.id].hanging(now) else now,
         )
         for event, e in pairs
     ]
+    nudged = set(_allot([(d.id, d.endpoint_id) for d in deliveries], loads))
+    for delivery in deliveries:
+        if delivery.id in nudged:
+            delivery.enqueued_until = now + ENQUEUED_GRACE  # the caller enqueues them
     # A resend may already have made one of these rows: that row stands.
     Delivery.objects.bulk_create(deliveries, ignore_conflicts=True)
-    return [d.id for d in deliveries if d.endpoint_id not in hanging]
+    return [d.id for d in deliveries if d.id in nudged]
 
 
 def deliveries_create_claimed(event: Event, endpoints: list[WebhookEndpoint]) -> list[Delivery]:
@@ -167,53 +176,103 @@ def _claimable(now: datetime.datetime):
     )
 
 
-class EndpointBusy(Exception):
-    """The endpoint has its share of attempts in flight, all progressing: try again after the
-    deliveries queued behind this one (the caller re-enqueues it)."""
+class Load(NamedTuple):
+    """An endpoint's attempts in flight (leases live, the oldest ending at `oldest_lease`) and
+    its due deliveries with a nudge waiting in the broker."""
+
+    in_flight: int = 0
+    oldest_lease: datetime.datetime | None = None
+    nudged: int = 0
+
+    def hanging(self, now) -> bool:
+        """All of its places are taken, the oldest for over a second: its receiver is slow
+        or dead, not merely busy."""
+        return (
+            self.in_flight >= MAX_IN_FLIGHT_PER_ENDPOINT
+            and now - (self.oldest_lease - LEASE) > SLOW_ATTEMPT
+        )
+
+    def nudges_wanted(self) -> int:
+        """Free places not yet spoken for by a nudge. A thread whose attempt ends claims the
+        endpoint's next due delivery itself (deliveries_drain), so a full endpoint needs none."""
+        return max(0, MAX_IN_FLIGHT_PER_ENDPOINT - self.in_flight - self.nudged)
+
+
+def _allot(candidates: list[tuple[str, str]], loads: dict[str, Load]) -> list[str]:
+    """Of (delivery id, endpoint id) pairs, oldest first, those worth a nudge."""
+    wanted = {endpoint_id: load.nudges_wanted() for endpoint_id, load in loads.items()}
+    allotted = []
+    for delivery_id, endpoint_id in candidates:
+        if wanted[endpoint_id] > 0:
+            wanted[endpoint_id] -= 1
+            allotted.append(delivery_id)
+    return allotted
 
 
 def delivery_claim(delivery_id: str) -> Delivery | None:
-    """Take the lease on a due delivery, or None (not due, taken, finished or gone, or
-    postponed because its endpoint hangs); EndpointBusy when its endpoint is merely busy."""
+    """Take the lease on a due delivery, or None: not due, taken, finished or gone, or its
+    endpoint has no free place (then it stays due, postponed if the endpoint hangs)."""
     now = timezone.now()
     lease = now + LEASE
-    delivery = _claim_and_load(delivery_id, now, lease)
+    return _within_bulkhead(_claim_and_load(delivery_id, now, lease), now, lease)
+
+
+def delivery_claim_next() -> Delivery | None:
+    """Take the lease on the oldest due delivery whose endpoint has a free place, if any."""
+    now = timezone.now()
+    lease = now + LEASE
+    return _within_bulkhead(_claim_next_and_load(now, lease), now, lease)
+
+
+def _within_bulkhead(delivery: Delivery | None, now, lease) -> Delivery | None:
+    """The claimed delivery, or None if its endpoint turns out to be full: counted after the
+    claim committed, so two workers claiming for one endpoint at once each see the other's
+    lease and the endpoint never exceeds its share."""
     if delivery is None:
-        return None  # not due, or another worker won the race
-    # Counted after the claim committed, so two workers claiming for one endpoint at once
-    # each see the other's lease and the endpoint never exceeds its share.
-    in_flight = attempts_in_flight(delivery.endpoint_id, now, excluding=delivery.pk)
-    if in_flight["count"] < MAX_IN_FLIGHT_PER_ENDPOINT:
+        return None
+    load = attempts_in_flight(delivery.endpoint_id, now, excluding=delivery.pk)
+    if load.in_flight < MAX_IN_FLIGHT_PER_ENDPOINT:
         return delivery
-    release = Delivery.objects.filter(pk=delivery_id, claimed_until=lease)
-    if is_hanging(in_flight, now):
+    release = Delivery.objects.filter(pk=delivery.pk, claimed_until=lease)
+    if load.hanging(now):
         # No room for a while. The beat tick brings it back.
         until = now + STUCK_ENDPOINT_BACKOFF
         release.update(claimed_until=None, next_attempt_at=until, enqueued_until=None)
         _postpone_stuck_endpoint(delivery.endpoint_id, now, until)
-        return None
-    release.update(claimed_until=None)
-    raise EndpointBusy(delivery.endpoint_id)
+    else:
+        # Due still, without a nudge: the threads delivering to the endpoint claim it as they
+        # finish, or the beat tick nudges it once the endpoint has room.
+        release.update(claimed_until=None, enqueued_until=None)
+    return None
 
 
-# Every nudge runs the claim, and every attempt the in-flight count and the record, so these
-# three statements are written by hand (api/rows.py says why).
+def deliveries_drain(seconds: float = DRAIN_SECONDS) -> bool:
+    """Claim and attempt due deliveries one after another, oldest first and only to endpoints
+    with a free place, until none is left or `seconds` have passed (checked after each
+    attempt, so a hanging receiver overruns it by one timeout at most, and the bulkhead keeps
+    such threads to 8). True when stopped with work perhaps left: the caller nudges again."""
+    deadline = time.monotonic() + seconds
+    while (delivery := delivery_claim_next()) is not None:
+        delivery_attempt(delivery)
+        if time.monotonic() >= deadline:
+            return True
+    return False
+
+
+# Every nudge runs a claim, and every attempt the in-flight count and the record, so these
+# statements are written by hand (api/rows.py says why).
 _DELIVERY_ROWS = ModelRows(Delivery, "d")
 _EVENT_ROWS = ModelRows(Event, "e")
 _ENDPOINT_ROWS = ModelRows(WebhookEndpoint, "w")
+_CLAIMABLE_SQL = """status = %(pending)s AND next_attempt_at <= %(now)s
+              AND (claimed_until IS NULL OR claimed_until <= %(now)s)"""
 
 
-@cache
-def _claim_sql() -> str:
-    """_claimable(now).filter(pk=...).update(claimed_until=lease), then the row with its event
-    and endpoint (select_related), in one statement."""
+def _claimed_sql(claimed: str) -> str:
+    """The delivery `claimed` (a data-modifying CTE) returns, with its event and endpoint
+    (select_related), in one statement."""
     return f"""
-        WITH d AS (
-            UPDATE {Delivery._meta.db_table} SET claimed_until = %(lease)s
-            WHERE id = %(id)s AND status = %(pending)s AND next_attempt_at <= %(now)s
-              AND (claimed_until IS NULL OR claimed_until <= %(now)s)
-            RETURNING *
-        )
+        WITH {claimed}
         SELECT {_DELIVERY_ROWS.columns}, {_EVENT_ROWS.columns}, {_ENDPOINT_ROWS.columns}
         FROM d
         JOIN {Event._meta.db_table} e ON e.id = d.event_id
@@ -221,17 +280,72 @@ def _claim_sql() -> str:
     """
 
 
+@cache
+def _claim_sql() -> str:
+    """_claimable(now).filter(pk=...).update(claimed_until=lease), and the row."""
+    return _claimed_sql(f"""d AS (
+            UPDATE {Delivery._meta.db_table} SET claimed_until = %(lease)s
+            WHERE id = %(id)s AND {_CLAIMABLE_SQL}
+            RETURNING *
+        )""")
+
+
+@cache
+def _claim_next_sql() -> str:
+    """The oldest claimable delivery of an endpoint with a free place, leased, and the row.
+    SKIP LOCKED: threads claiming at once take different rows instead of queueing."""
+    table = Delivery._meta.db_table
+    return _claimed_sql(f"""full_endpoints AS (
+            SELECT endpoint_id FROM {table}
+            WHERE status = %(pending)s AND claimed_until > %(now)s
+            GROUP BY endpoint_id HAVING count(*) >= %(places)s
+        ), next AS (
+            SELECT id FROM {table}
+            WHERE {_CLAIMABLE_SQL}
+              AND endpoint_id NOT IN (SELECT endpoint_id FROM full_endpoints)
+            ORDER BY next_attempt_at LIMIT 1
+            FOR UPDATE SKIP LOCKED
+        ), d AS (
+            UPDATE {table} SET claimed_until = %(lease)s
+            WHERE id = (SELECT id FROM next)
+            RETURNING *
+        )""")
+
+
 def _claim_and_load(delivery_id: str, now, lease) -> Delivery | None:
     if connection.vendor != "postgresql":  # SQLite has no UPDATE inside WITH
-        if not _claimable(now).filter(pk=delivery_id).update(claimed_until=lease):
-            return None
-        return Delivery.objects.select_related("event", "endpoint").get(pk=delivery_id)
-    params = {"id": delivery_id, "pending": PENDING, "now": now, "lease": lease}
+        return _claim_by_orm(delivery_id, now, lease)
+    return _fetch_claimed(_claim_sql(), {"id": delivery_id, "now": now, "lease": lease})
+
+
+def _claim_next_and_load(now, lease) -> Delivery | None:
+    if connection.vendor != "postgresql":  # nor FOR UPDATE SKIP LOCKED
+        full = (
+            _in_flight(now)
+            .values("endpoint_id")
+            .annotate(n=Count("pk"))
+            .filter(n__gte=MAX_IN_FLIGHT_PER_ENDPOINT)
+            .values("endpoint_id")
+        )
+        claimable = _claimable(now).exclude(endpoint_id__in=full).order_by("next_attempt_at")
+        delivery_id = claimable.values_list("pk", flat=True).first()
+        return None if delivery_id is None else _claim_by_orm(delivery_id, now, lease)
+    params = {"now": now, "lease": lease, "places": MAX_IN_FLIGHT_PER_ENDPOINT}
+    return _fetch_claimed(_claim_next_sql(), params)
+
+
+def _claim_by_orm(delivery_id: str, now, lease) -> Delivery | None:
+    if not _claimable(now).filter(pk=delivery_id).update(claimed_until=lease):
+        return None
+    return Delivery.objects.select_related("event", "endpoint").get(pk=delivery_id)
+
+
+def _fetch_claimed(sql: str, params: dict) -> Delivery | None:
     with connection.cursor() as cursor:
-        cursor.execute(_claim_sql(), params)
+        cursor.execute(sql, {"pending": PENDING, **params})
         row = cursor.fetchone()
     if row is None:
-        return None
+        return None  # nothing due, or another worker won the race
     delivery = _DELIVERY_ROWS.instance(row)
     delivery.event = _EVENT_ROWS.instance(row, len(_DELIVERY_ROWS))
     delivery.endpoint = _ENDPOINT_ROWS.instance(row, len(_DELIVERY_ROWS) + len(_EVENT_ROWS))
@@ -242,42 +356,63 @@ def _in_flight(now):
     return Delivery.objects.filter(status=PENDING, claimed_until__gt=now)
 
 
-IN_FLIGHT = {"count": Count("pk"), "oldest_lease": Min("claimed_until")}
-
-
-def attempts_in_flight(endpoint_id: str, now, excluding: str | None = None) -> dict:
-    """{"count", "oldest_lease"} of the endpoint's attempts being made right now: the
-    aggregate of _in_flight(now) for one endpoint, by hand (run on every claim)."""
+def attempts_in_flight(endpoint_id: str, now, excluding: str) -> Load:
+    """The endpoint's attempts being made right now, but `excluding`'s: the aggregate of
+    _in_flight(now) for one endpoint, by hand (run on every claim)."""
     if connection.vendor != "postgresql":  # SQLite's min() of a timestamp is text
         in_flight = _in_flight(now).filter(endpoint_id=endpoint_id).exclude(pk=excluding)
-        return in_flight.aggregate(**IN_FLIGHT)
+        return Load(*in_flight.aggregate(Count("pk"), Min("claimed_until")).values())
     sql = f"""
         SELECT count(*), min(claimed_until) FROM {Delivery._meta.db_table}
         WHERE endpoint_id = %s AND status = %s AND claimed_until > %s AND id <> %s
     """
     with connection.cursor() as cursor:
-        cursor.execute(sql, [endpoint_id, PENDING, now, excluding or ""])
-        count, oldest_lease = cursor.fetchone()
-    return {"count": count, "oldest_lease": oldest_lease}
+        cursor.execute(sql, [endpoint_id, PENDING, now, excluding])
+        return Load(*cursor.fetchone())
 
 
-def is_hanging(in_flight: dict, now) -> bool:
-    """All of the endpoint's places are taken, the oldest for over a second: its receiver is
-    slow or dead, not merely busy."""
-    return (
-        in_flight["count"] >= MAX_IN_FLIGHT_PER_ENDPOINT
-        and now - (in_flight["oldest_lease"] - LEASE) > SLOW_ATTEMPT
-    )
+def endpoint_loads(endpoint_ids: list[str], now) -> dict[str, Load]:
+    """Load of each endpoint, in one statement (the fan-out runs it in every transaction that
+    writes events for subscribed endpoints, the beat tick every second)."""
+    loads = dict.fromkeys(endpoint_ids, Load())
+    if connection.vendor != "postgresql":  # SQLite's min() of a timestamp is text
+        loads.update(_endpoint_loads_by_orm(endpoint_ids, now))
+        return loads
+    # Two range reads of the small lease and nudge indexes, never an endpoint's backlog (a
+    # dead endpoint's may be days of deliveries); as a UNION, so the planner keeps to them.
+    table = Delivery._meta.db_table
+    sql = f"""
+        SELECT endpoint_id, count(claimed_until), min(claimed_until),
+            count(*) - count(claimed_until)
+        FROM (
+            SELECT endpoint_id, claimed_until FROM {table}
+            WHERE claimed_until > %(now)s AND status = %(pending)s AND endpoint_id = ANY(%(ids)s)
+            UNION ALL
+            SELECT endpoint_id, NULL FROM {table}
+            WHERE enqueued_until > %(now)s AND {_CLAIMABLE_SQL} AND endpoint_id = ANY(%(ids)s)
+        ) AS load
+        GROUP BY endpoint_id
+    """
+    with connection.cursor() as cursor:
+        cursor.execute(sql, {"now": now, "pending": PENDING, "ids": endpoint_ids})
+        loads.update((endpoint_id, Load(*row)) for endpoint_id, *row in cursor.fetchall())
+    return loads
 
 
-def hanging_endpoint_ids(endpoint_ids: list[str], now) -> set[str]:
-    per_endpoint = (
-        _in_flight(now)
-        .filter(endpoint_id__in=endpoint_ids)
+def _endpoint_loads_by_orm(endpoint_ids: list[str], now) -> dict[str, Load]:
+    leased = Q(claimed_until__gt=now)
+    waiting = _claimable(now).filter(enqueued_until__gt=now)
+    rows = (
+        Delivery.objects.filter(endpoint_id__in=endpoint_ids)
+        .filter(Q(status=PENDING, claimed_until__gt=now) | Q(pk__in=waiting.values("pk")))
         .values("endpoint_id")
-        .annotate(**IN_FLIGHT)
+        .annotate(
+            in_flight=Count("pk", filter=leased),
+            oldest_lease=Min("claimed_until", filter=leased),
+            nudged=Count("pk", filter=~leased),
+        )
     )
-    return {row["endpoint_id"] for row in per_endpoint if is_hanging(row, now)}
+    return {row.pop("endpoint_id"): Load(**row) for row in rows}
 
 
 # endpoint id -> until when this process has postponed its waiting deliveries
@@ -286,8 +421,8 @@ _stuck_endpoints: dict[str, datetime.datetime] = {}
 
 def _postpone_stuck_endpoint(endpoint_id: str, now, until) -> None:
     """Postpone every waiting delivery of a hanging endpoint in one statement (once per backoff
-    and process), so the nudges queued for them become one-query no-ops instead of each taking
-    the whole claim path."""
+    and process), so they leave the due set: claims stop scanning past them, and nudges still
+    queued for them become one-query no-ops."""
     if _stuck_endpoints.get(endpoint_id, now) > now:
         return
     _stuck_endpoints[endpoint_id] = until
@@ -454,11 +589,18 @@ def notify_owner_of_dead_letter(event: Event, endpoint: WebhookEndpoint) -> None
 
 
 def due_delivery_ids(limit: int = DUE_BATCH) -> list[str]:
-    """Due deliveries with no live nudge in the broker: retries whose time has come, and
-    deliveries whose nudge was lost or whose worker's lease ran out."""
+    """Due deliveries worth a nudge now, oldest first: retries whose time has come,
+    deliveries whose nudge was lost or whose worker's lease ran out, and those left without
+    one while their endpoint was full; no more per endpoint than it has free places. The
+    waiting deliveries of an endpoint that hangs are postponed instead."""
     now = timezone.now()
     due = _claimable(now).filter(Q(enqueued_until__isnull=True) | Q(enqueued_until__lte=now))
-    return list(due.order_by("next_attempt_at").values_list("pk", flat=True)[:limit])
+    candidates = list(due.order_by("next_attempt_at").values_list("pk", "endpoint_id")[:limit])
+    loads = endpoint_loads(list({endpoint_id for _, endpoint_id in candidates}), now)
+    for endpoint_id, load in loads.items():
+        if load.hanging(now):
+            _postpone_stuck_endpoint(endpoint_id, now, now + STUCK_ENDPOINT_BACKOFF)
+    return _allot(candidates, loads)
 
 
 def deliveries_mark_enqueued(delivery_ids: list[str]) -> None:

@@ -87,6 +87,19 @@ class Delivery(models.Model):
                 condition=Q(status="pending"),
                 name="delivery_in_flight",
             ),
+            # The leases and nudges live now, of all endpoints (the claim of the next due
+            # delivery skips full endpoints) or of some, are range reads of small indexes,
+            # whatever the backlog: a dead endpoint may have days of deliveries waiting.
+            models.Index(
+                fields=["claimed_until"],
+                condition=Q(status="pending", claimed_until__isnull=False),
+                name="delivery_leased",
+            ),
+            models.Index(
+                fields=["endpoint", "enqueued_until"],
+                condition=Q(status="pending", enqueued_until__isnull=False),
+                name="delivery_nudged",
+            ),
         ]
 
     def __str__(self):

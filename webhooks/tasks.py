@@ -9,7 +9,7 @@ from django.db import transaction
 from kombu.exceptions import OperationalError
 
 from webhooks.delivery import (
-    EndpointBusy,
+    deliveries_drain,
     deliveries_for,
     deliveries_mark_enqueued,
     delivery_run,
@@ -22,8 +22,9 @@ log = logging.getLogger(__name__)
 
 
 def enqueue_deliveries(delivery_ids: list[str]) -> None:
-    """Nudge a worker per delivery. With the broker down the rows stay due, and the beat tick
-    enqueues them once it is back, so the caller's request does not fail for it."""
+    """Nudge a worker per delivery (callers send only as many as the endpoints have free
+    places: delivery.Load.nudges_wanted). With the broker down the rows stay due, and the beat
+    tick enqueues them once it is back, so the caller's request does not fail for it."""
     for delivery_id in delivery_ids:
         try:
             deliver.delay(delivery_id)
@@ -36,8 +37,8 @@ def enqueue_deliveries(delivery_ids: list[str]) -> None:
 
 def fan_out_in_transaction(events) -> None:
     """settings.EVENT_FAN_OUT_HOOKS: the deliveries of the events just written, in the same
-    transaction, and a nudge per delivery once it commits (a lost nudge is found by the beat
-    tick: the delivery row stays due)."""
+    transaction, and the nudges they are worth once it commits (a lost nudge is found by the
+    beat tick: the delivery row stays due)."""
     delivery_ids = deliveries_for(events)
     if delivery_ids:
         # robust: a broker outage after commit must not turn a committed change into a 500.
@@ -51,11 +52,13 @@ def dispatch_events(event_ids: list[str]) -> None:
 
 
 @shared_task
-def deliver(delivery_id: str) -> None:
-    try:
+def deliver(delivery_id: str | None = None) -> None:
+    """The named delivery if it is still due, then whatever else is due: under load one
+    message drives many deliveries, and Celery's cost per message is most of a delivery's."""
+    if delivery_id is not None:
         delivery_run(delivery_id)
-    except EndpointBusy:
-        enqueue_deliveries([delivery_id])  # behind the deliveries queued meanwhile
+    if deliveries_drain():
+        deliver.delay()  # out of time with work left: a thread carries on after the queue
 
 
 @shared_task

@@ -24,7 +24,7 @@ from webhooks.delivery import (
     ENQUEUED_GRACE,
     LEASE,
     MAX_IN_FLIGHT_PER_ENDPOINT,
-    EndpointBusy,
+    deliveries_drain,
     delivery_attempt,
     delivery_claim,
     delivery_run,
@@ -38,10 +38,14 @@ from webhooks.tasks import deliver_due, dispatch_events
 
 pytestmark = pytest.mark.django_db
 MAX_IN_FLIGHT = MAX_IN_FLIGHT_PER_ENDPOINT
+REFUND = {"id": "ref_01J0000000000000000000000A"}
 
 
 def fan_out_one(event):
-    (delivery_id,) = events_fan_out([event.id])
+    """The event's one delivery (nudged or not: an endpoint gets as many nudges as it has free
+    places)."""
+    events_fan_out([event.id])
+    (delivery_id,) = Delivery.objects.filter(event=event).values_list("pk", flat=True)
     return delivery_id
 
 
@@ -258,10 +262,11 @@ def test_a_stuck_endpoint_does_not_take_every_worker(receiver, endpoint_for, emi
     waiting, queued_behind = stuck_ids[-2:]
     for delivery_id in stuck_ids[:MAX_IN_FLIGHT]:
         assert delivery_claim(delivery_id) is not None  # workers waiting on its receiver
-    with pytest.raises(EndpointBusy):  # the task enqueues it again, behind the others
-        delivery_claim(waiting)
+    assert delivery_claim(waiting) is None  # merely busy: it stays due, without a nudge
     postponed = Delivery.objects.get(pk=waiting)
     assert (postponed.attempt_count, postponed.claimed_until) == (0, None)
+    assert postponed.next_attempt_at <= timezone.now() and postponed.enqueued_until is None
+    assert due_delivery_ids() == []  # nor does the beat tick nudge it while the endpoint is full
     refund = emit_event("refund.created", {"id": "ref_01J0000000000000000000000A"})
     assert delivery_claim(fan_out_one(refund)).endpoint_id == healthy.id
 
@@ -292,9 +297,12 @@ def test_a_lost_nudge_is_recovered_by_the_sweeper(receiver, endpoint_for, emit_e
 def test_fan_out_does_not_nudge_a_hanging_endpoint(receiver, endpoint_for, emit_event):
     hanging, _ = endpoint_for(receiver, enabled_events=["payment.*"])
     healthy, _ = endpoint_for(receiver, enabled_events=["payment.*"])
-    stuck_ids = [d for _ in range(MAX_IN_FLIGHT) for d in events_fan_out([emit_event().id])]
-    for delivery in Delivery.objects.filter(pk__in=stuck_ids, endpoint=hanging):
-        assert delivery_claim(delivery.id) is not None  # workers waiting on its receiver
+    fanned_out = [d for _ in range(MAX_IN_FLIGHT) for d in events_fan_out([emit_event().id])]
+    for delivery in Delivery.objects.filter(pk__in=fanned_out):
+        if delivery.endpoint_id == hanging.id:
+            assert delivery_claim(delivery.id) is not None  # workers waiting on its receiver
+        else:
+            assert delivery_run(delivery.id).status == "delivered"
     with time_machine.travel(timezone.now() + datetime.timedelta(seconds=2)):
         event = emit_event()
         nudged = events_fan_out([event.id])
@@ -302,3 +310,54 @@ def test_fan_out_does_not_nudge_a_hanging_endpoint(receiver, endpoint_for, emit_
         assert nudged == [Delivery.objects.get(event=event, endpoint=healthy).id]
         assert waiting.next_attempt_at - timezone.now() >= datetime.timedelta(seconds=9)
         assert waiting.enqueued_until is None  # the beat tick enqueues it when its wait ends
+
+
+def test_an_endpoint_gets_no_more_nudges_than_it_has_free_places(
+    receiver, endpoint_for, emit_event
+):
+    endpoint_for(receiver)
+    events = [emit_event() for _ in range(MAX_IN_FLIGHT + 3)]
+    nudged = [d for event in events for d in events_fan_out([event.id])]
+    fanned_out = [Delivery.objects.get(event=event).id for event in events]
+    assert nudged == fanned_out[:MAX_IN_FLIGHT]  # the rest wait, due, without a nudge
+    assert due_delivery_ids() == []  # the tick adds none while those nudges are in the broker
+    assert delivery_run(nudged[0]).status == "delivered"  # one place is free again
+    assert due_delivery_ids() == [fanned_out[MAX_IN_FLIGHT]]
+    with time_machine.travel(timezone.now() + ENQUEUED_GRACE + datetime.timedelta(seconds=1)):
+        # The nudges sent were lost: the tick sends as many again, oldest first.
+        assert due_delivery_ids() == fanned_out[1 : MAX_IN_FLIGHT + 1]
+
+
+def test_a_nudge_goes_on_to_whatever_is_due_except_to_full_endpoints(
+    receiver, endpoint_for, emit_event
+):
+    full, _ = endpoint_for(receiver, enabled_events=["payment.*"])
+    endpoint_for(receiver, enabled_events=["refund.*"])
+    payments = [fan_out_one(emit_event()) for _ in range(MAX_IN_FLIGHT + 1)]
+    for delivery_id in payments[:MAX_IN_FLIGHT]:
+        assert delivery_claim(delivery_id) is not None  # in flight: the endpoint is full
+
+    def refunds(count):
+        return [fan_out_one(emit_event("refund.created", REFUND)) for _ in range(count)]
+
+    due = refunds(3)
+    assert deliveries_drain() is False  # nothing left that it may take
+    delivered = Delivery.objects.filter(status="delivered").values_list("pk", flat=True)
+    assert sorted(delivered) == sorted(due)
+    assert Delivery.objects.get(pk=payments[-1]).attempt_count == 0  # waits for a free place
+
+    due = refunds(2)
+    assert deliveries_drain(seconds=0) is True  # out of time after one: the task nudges again
+    assert Delivery.objects.filter(pk__in=due, status="delivered").count() == 1
+
+
+def test_the_beat_tick_postpones_a_hanging_endpoint(receiver, endpoint_for, emit_event):
+    endpoint_for(receiver)
+    deliveries = [fan_out_one(emit_event()) for _ in range(MAX_IN_FLIGHT + 2)]
+    for delivery_id in deliveries[:MAX_IN_FLIGHT]:
+        assert delivery_claim(delivery_id) is not None  # workers waiting on its receiver
+    assert due_delivery_ids() == []  # full, perhaps only busy: its workers take the rest
+    with time_machine.travel(timezone.now() + datetime.timedelta(seconds=2)):
+        assert due_delivery_ids() == []  # hanging: the rest wait out the timeout
+        for waiting in Delivery.objects.filter(pk__in=deliveries[MAX_IN_FLIGHT:]):
+            assert waiting.next_attempt_at - timezone.now() >= datetime.timedelta(seconds=9)
