@@ -3,11 +3,13 @@ payments.services)."""
 
 import json
 
+from django import forms
 from django.contrib import admin
 from django.utils.html import format_html, format_html_join
 
 from accounts.admin import MerchantAdmin
 from accounts.models import Merchant
+from payments.fees import InvalidSchedule, parse_schedule
 from payments.models import Payment, Route
 from payments.selectors import resource_events
 
@@ -78,9 +80,24 @@ class RouteInline(admin.TabularInline):
     extra = 0
 
 
+class MerchantPricingForm(forms.ModelForm):
+    """The pricing schedule is checked when saved (payments.fees owns its shape), so a typo
+    is a form error for the support agent, not a 500 at the merchant's next payment. (No
+    Meta: the admin builds it with the page's fields.)"""
+
+    def clean_pricing(self):
+        pricing = self.cleaned_data["pricing"]
+        try:
+            parse_schedule(pricing)
+        except InvalidSchedule as exc:
+            raise forms.ValidationError(str(exc)) from exc
+        return pricing
+
+
 admin.site.unregister(Merchant)
 
 
 @admin.register(Merchant)
 class MerchantWithRoutesAdmin(MerchantAdmin):
+    form = MerchantPricingForm
     inlines = [*MerchantAdmin.inlines, RouteInline]

@@ -54,6 +54,8 @@ def _int_map(value, name: str) -> dict[str, int]:
 def parse_schedule(pricing: dict | None) -> Schedule:
     """`Merchant.pricing` -> Schedule; InvalidSchedule names the first bad field."""
     data = pricing or DEFAULT_SCHEDULE
+    if not isinstance(data, dict):
+        raise InvalidSchedule("pricing must be an object")
     kind = data.get("type")
     if kind == "blended":
         rate_key = "rate_bps"

@@ -3,6 +3,8 @@
 
 import re
 
+import pytest
+
 from accounts.models import Merchant
 from tests.payments.support import APPROVED, create, error_of
 
@@ -54,3 +56,26 @@ def test_support_staff_set_the_limit_in_the_merchant_admin(staff_client, merchan
     response = staff_client.post(path, {**fields, "transaction_limit": "250000"})
     assert response.status_code == 302, response.content.decode()[:2000]
     assert Merchant.objects.get(pk=merchant.pk).transaction_limit == 250000
+
+
+@pytest.mark.parametrize(
+    "pricing, message",
+    [
+        ('{"type": "flat", "rate_bps": 100}', "pricing.type must be blended or interchange_plus"),
+        ('{"type": "blended", "rate_bps": -1}', "pricing.rate_bps must be a non-negative integer"),
+        ('{"type": "blended", "rate_bps": 100, "fixed": {"eur": "25"}}', "pricing.fixed.eur"),
+        ("[1, 2]", "pricing must be an object"),
+    ],
+)
+def test_a_malformed_pricing_schedule_is_a_form_error_not_a_500_later(
+    staff_client, merchant, pricing, message
+):
+    path = f"/admin/accounts/merchant/{merchant.pk}/change/"
+    fields = form_fields(staff_client.get(path).content.decode())
+    response = staff_client.post(path, {**fields, "pricing": pricing})
+    assert response.status_code == 200  # the form again, with the error
+    assert message in response.content.decode()
+    assert Merchant.objects.get(pk=merchant.pk).pricing == {}
+    good = '{"type": "blended", "rate_bps": 140, "fixed": {"eur": 25}}'
+    assert staff_client.post(path, {**fields, "pricing": good}).status_code == 302
+    assert Merchant.objects.get(pk=merchant.pk).pricing["rate_bps"] == 140
