@@ -274,8 +274,18 @@ CELERY_BEAT_SCHEDULE.update(
             "schedule": 60.0,
             "options": {"expires": 55},
         },
+        "payments-purge-unused-tokens": {
+            "task": "payments.tasks.purge_unused_tokens",
+            "schedule": 3600.0,
+            "options": {"expires": 3300},
+        },
     }
 )
+CELERY_BEAT_SCHEDULE["sandbox-purge-challenge-sessions"] = {
+    "task": "sandbox.tasks.purge_old_challenge_sessions",
+    "schedule": 3600.0,
+    "options": {"expires": 3300},
+}
 
 # --- refunds ---------------------------------------------------------------------------------
 CELERY_BEAT_SCHEDULE["refunds-resolve-due"] = {

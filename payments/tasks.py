@@ -14,6 +14,7 @@ from api.errors import ServiceError
 from payments import selectors, services
 from payments.models import Payment
 from payments.states import LIFETIMES, Status
+from payments.tokens import tokens_purge_unused
 
 BATCH_SIZE = 200
 MAX_BATCHES = 10
@@ -48,3 +49,9 @@ def resolve_due_payments() -> int:
 def expire_due_payments() -> int:
     """pending / requires_action after 1 hour, authorized after 7 days -> expired."""
     return _sweep(tuple(LIFETIMES), services.payment_expire)
+
+
+@shared_task
+def purge_unused_tokens() -> int:
+    """Beat, hourly: tokens that expired unused over a day ago."""
+    return tokens_purge_unused()

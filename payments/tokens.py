@@ -1,6 +1,8 @@
 """Tokens as payments spend them: claimed once, atomically; given back when nothing was
 processed."""
 
+import datetime
+
 from django.db import connection
 from django.utils import timezone
 
@@ -75,3 +77,15 @@ def card_of(token: Token, method: Method) -> dict:
         "fingerprint": token.fingerprint,
         "network_token": method.wallet is not None,  # wallets carry a device token, not a PAN
     }
+
+
+# Tokens are made from browsers with a publishable key, and abandoned checkouts leave them
+# unused: a day after they expired they are deleted. A spent token stays with its payment.
+UNUSED_TOKEN_RETENTION = datetime.timedelta(days=1)
+
+
+def tokens_purge_unused() -> int:
+    """Deletes tokens that expired unused over UNUSED_TOKEN_RETENTION ago; returns how many."""
+    cutoff = timezone.now() - UNUSED_TOKEN_RETENTION
+    deleted, _ = Token.objects.filter(used_at__isnull=True, expires_at__lte=cutoff).delete()
+    return deleted

@@ -77,6 +77,17 @@ def token_create(
 _SESSION_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
 
+# A challenge is useful for its payment's hour in requires_action; a day on it is deleted.
+CHALLENGE_RETENTION = datetime.timedelta(days=1)
+
+
+def challenge_sessions_purge() -> int:
+    """Deletes challenge sessions opened over CHALLENGE_RETENTION ago; returns how many."""
+    cutoff = timezone.now() - CHALLENGE_RETENTION
+    deleted, _ = ChallengeSession.objects.filter(created__lte=cutoff).delete()
+    return deleted
+
+
 def _unused_sessions(session_id: str):
     if not _SESSION_ID.fullmatch(session_id):
         raise NotFound("This challenge does not exist or has already been answered.")

@@ -7,6 +7,7 @@ import pytest
 from django.test import Client
 
 from sandbox.models import ChallengeSession
+from sandbox.tasks import purge_old_challenge_sessions
 from tests.payments.support import APPROVED, CHALLENGE, CHALLENGE_DECLINE, created, event_types
 
 RETURN_URL = "https://shop.example/back?order=1"
@@ -170,3 +171,16 @@ def test_the_challenge_url_uses_the_public_base_url(api, settings):
     settings.PUBLIC_BASE_URL = "https://pay.example.test"
     url = created(api, CHALLENGE)["next_action"]["redirect"]["url"]
     assert re.fullmatch(r"https://pay\.example\.test/sandbox/challenge/[A-Za-z0-9_-]{43}", url)
+
+
+def test_challenge_sessions_are_purged_a_day_on(api, time_machine):
+    payment = created(api, CHALLENGE)
+    time_machine.move_to(datetime.datetime.now(datetime.UTC) + datetime.timedelta(hours=23))
+    fresh = created(api, CHALLENGE)
+    assert purge_old_challenge_sessions() == 0
+    time_machine.move_to(
+        datetime.datetime.now(datetime.UTC) + datetime.timedelta(hours=1, seconds=1)
+    )
+    assert purge_old_challenge_sessions() == 1  # the first one only
+    assert list(ChallengeSession.objects.values_list("payment_id", flat=True)) == [fresh["id"]]
+    assert Client().get(challenge_path(payment)).status_code == 404  # gone with its session

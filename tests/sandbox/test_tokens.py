@@ -5,7 +5,8 @@ import datetime
 import pytest
 
 from payments.models import Token
-from tests.payments.support import APPROVED, MASTERCARD, error_of
+from payments.tasks import purge_unused_tokens
+from tests.payments.support import APPROVED, MASTERCARD, error_of, payment_body
 
 CARD = {"number": APPROVED, "exp_month": 12, "exp_year": 2099, "cvc": "123"}
 
@@ -115,3 +116,15 @@ def test_wallet_tokens(api, token_type):
 def test_live_keys_are_refused(live_api, live_publishable_api):
     for client in (live_api, live_publishable_api):
         error_of(tokenize(client), 403, "authorization_error", "test_mode_required")
+
+
+def test_unused_tokens_are_purged_a_day_after_they_expire(api, time_machine):
+    spent = tokenize(api).json()["id"]
+    assert api.post("/v1/payments", payment_body(spent), format="json").status_code == 201
+    unused = tokenize(api).json()["id"]
+    time_machine.move_to(datetime.datetime.now(datetime.UTC) + datetime.timedelta(hours=24))
+    assert purge_unused_tokens() == 0  # expired 23 h 45 min ago: kept for now
+    time_machine.move_to(datetime.datetime.now(datetime.UTC) + datetime.timedelta(minutes=16))
+    assert purge_unused_tokens() == 1
+    assert list(Token.objects.values_list("id", flat=True)) == [spent]  # stays with its payment
+    assert not Token.objects.filter(pk=unused).exists()
