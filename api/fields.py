@@ -1,5 +1,5 @@
 """Serializer fields for the conventions every resource shares: amounts, currencies,
-metadata, and time filters."""
+metadata, strings, and time filters."""
 
 import datetime
 import math
@@ -9,6 +9,19 @@ from rest_framework import serializers
 from api.currencies import normalise_currency
 
 MAX_AMOUNT = 2**53 - 1  # "any value at or above 2^53 is refused"
+
+
+class StrictCharField(serializers.CharField):
+    """A JSON string only: DRF's CharField would turn 42 into "42"."""
+
+    def __init__(self, **kwargs):
+        kwargs.setdefault("trim_whitespace", False)
+        super().__init__(**kwargs)
+
+    def to_internal_value(self, data):
+        if not isinstance(data, str):
+            raise serializers.ValidationError("Must be a string.")
+        return super().to_internal_value(data)
 
 
 class AmountField(serializers.Field):

@@ -6,25 +6,18 @@ from rest_framework import serializers
 
 from api.currencies import normalise_currency
 from api.errors import ValidationFailed
-from api.fields import AmountField, CurrencyField, MetadataField, parse_time_filter
+from api.fields import (
+    AmountField,
+    CurrencyField,
+    MetadataField,
+    StrictCharField,
+    parse_time_filter,
+)
 from api.ids import is_id
 from api.renderers import format_timestamp
 from payments.methods import get_method
 from payments.models import Payment, Token
 from payments.states import Status
-
-
-class StrictCharField(serializers.CharField):
-    """A JSON string only: DRF's CharField would turn 42 into "42"."""
-
-    def __init__(self, **kwargs):
-        kwargs.setdefault("trim_whitespace", False)
-        super().__init__(**kwargs)
-
-    def to_internal_value(self, data):
-        if not isinstance(data, str):
-            raise serializers.ValidationError("Must be a string.")
-        return super().to_internal_value(data)
 
 
 class HttpsUrlField(StrictCharField):

@@ -15,6 +15,7 @@ from rest_framework import serializers
 from rest_framework.response import Response
 
 from api.errors import NotFound, ValidationFailed
+from api.fields import StrictCharField
 from api.renderers import format_timestamp
 from api.validation import validated
 from api.views import ServiceAPIView
@@ -189,8 +190,8 @@ def simulate_webhook(*, merchant, event_type: str, obj: dict, endpoints) -> Even
 
 class SimulateInput(serializers.Serializer):
     type = serializers.ChoiceField(choices=sorted(EVENT_TYPES))
-    endpoint = serializers.CharField(required=False, allow_null=True)
-    resource = serializers.CharField(required=False, allow_null=True)
+    endpoint = StrictCharField(required=False, allow_null=True)
+    resource = StrictCharField(required=False, allow_null=True)
 
 
 class SimulateWebhook(ServiceAPIView):

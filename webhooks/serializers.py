@@ -2,6 +2,7 @@
 
 from rest_framework import serializers
 
+from api.fields import StrictCharField
 from api.renderers import format_timestamp
 from events.catalogue import is_valid_pattern
 from events.models import Event
@@ -15,7 +16,7 @@ MAX_DESCRIPTION = 200
 class EndpointInput(serializers.Serializer):
     # The URL rules (and their own error codes) are the URL guard's: not repeated here.
     url = serializers.JSONField()
-    description = serializers.CharField(
+    description = StrictCharField(
         max_length=MAX_DESCRIPTION, required=False, allow_null=True, allow_blank=True
     )
     enabled_events = serializers.ListField(
@@ -72,4 +73,4 @@ def event_with_attempts(event: Event) -> dict:
 
 
 class ResendInput(serializers.Serializer):
-    endpoint = serializers.CharField(required=False, allow_null=True)
+    endpoint = StrictCharField(required=False, allow_null=True)

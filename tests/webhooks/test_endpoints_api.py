@@ -61,6 +61,8 @@ def test_defaults_and_duplicate_patterns(api):
         ({"enabled_events": "payment.*"}, "enabled_events"),
         ({"enabled_events": ["payment.*"] * 65}, "enabled_events"),
         ({"description": "d" * 201}, "description"),
+        ({"description": 42}, "description"),  # a string or null, never coerced
+        ({"description": ["orders"]}, "description"),
         ({"url": None}, "url"),
     ],
 )
@@ -68,6 +70,11 @@ def test_invalid_parameters(api, body, param):
     response = create(api, **body)
     assert error_code(response, 400) == "invalid_parameter"
     assert response.json()["error"]["param"] == param
+
+
+def test_description_is_kept_as_sent(api):
+    assert create(api, description="  orders  ").json()["description"] == "  orders  "
+    assert create(api, description="").json()["description"] == ""
 
 
 def test_limits_at_their_edges_are_accepted(api):

@@ -127,3 +127,12 @@ def test_resend_with_nothing_subscribed_is_422(api, receiver, endpoint_for, emit
         format="json",
     )
     assert error_of(missing, 404, "resource_not_found")["param"] == "endpoint"
+
+
+@pytest.mark.parametrize("endpoint", [12, ["whe_01J00000000000000000000000"], {"id": "x"}])
+def test_resend_endpoint_must_be_a_string(api, receiver, endpoint_for, emit_event, endpoint):
+    endpoint_for(receiver)
+    event = emit_event()
+    response = api.post(f"/v1/events/{event.id}/resend", {"endpoint": endpoint}, format="json")
+    assert error_of(response, 400, "invalid_parameter")["param"] == "endpoint"
+    assert not Delivery.objects.filter(event=event).exists()

@@ -131,5 +131,13 @@ def test_type_must_be_an_event_type(api, receiver, endpoint_for):
     assert error_of(simulate(api), 400, "invalid_parameter")["param"] == "type"
 
 
+@pytest.mark.parametrize("param", ["endpoint", "resource"])
+def test_ids_must_be_strings(api, receiver, endpoint_for, param):
+    endpoint_for(receiver)
+    response = simulate(api, type="payment.captured", **{param: 5})
+    assert error_of(response, 400, "invalid_parameter")["param"] == param
+    assert not Event.objects.exists()
+
+
 def test_live_keys_are_refused(live_api):
     error_of(simulate(live_api, type="payment.captured"), 403, "test_mode_required")
