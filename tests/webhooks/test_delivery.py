@@ -185,6 +185,38 @@ def test_retry_schedule_then_dead_letter_and_email(receiver, endpoint_for, emit_
     assert endpoint.url in email.body and "svc_whsec_" not in email.body
 
 
+def test_each_attempt_is_signed_at_its_own_time(receiver, endpoint_for, emit_event):
+    # A receiver rejects a `t` more than 300 s old, so a retry must not reuse the first one.
+    receiver.reply.status = 500
+    _, secret = endpoint_for(receiver)
+    with time_machine.travel(timezone.now(), tick=False) as clock:
+        delivery_id = fan_out_one(emit_event())
+        first = failing_run(receiver, delivery_id)
+        clock.shift(datetime.timedelta(hours=1))
+        receiver.reply.status = 200
+        second = delivery_run(delivery_id)
+    assert second.status == "delivered"
+    for request, attempt in zip(receiver.requests, (first, second), strict=True):
+        header = request.headers["Service-Signature"]
+        assert signatures(header)[0] == int(attempt.attempted_at.timestamp())
+        assert verifies(secret, header, request.body)
+
+
+def test_the_timeout_is_10_seconds_and_the_sweeper_runs_every_5_minutes(
+    receiver, endpoint_for, emit_event, settings
+):
+    from webhooks import transport
+
+    endpoint_for(receiver)
+    delivery_run(fan_out_one(emit_event()))
+    pools = list(transport._pools._pools.values())
+    assert pools and {(p.timeout.connect_timeout, p.timeout.read_timeout) for p in pools} == {
+        (10, 10)
+    }
+    sweep = settings.CELERY_BEAT_SCHEDULE["webhooks-sweep"]
+    assert (sweep["task"], sweep["schedule"]) == ("webhooks.tasks.sweep_undispatched", 300.0)
+
+
 def test_no_retry_past_72_hours_after_the_event(receiver, endpoint_for, emit_event):
     receiver.reply.status = 503
     endpoint_for(receiver)

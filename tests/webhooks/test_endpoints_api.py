@@ -10,15 +10,37 @@ from webhooks.models import WebhookEndpoint
 
 URL = "https://93.184.215.14/hooks"
 SECRET = re.compile(r"^svc_whsec_[0-9A-Za-z]{32}$")
+ENDPOINT_FIELDS = {
+    "id",
+    "object",
+    "url",
+    "description",
+    "enabled_events",
+    "status",
+    "secret_last4",
+    "previous_secret_expires_at",
+    "livemode",
+    "created",
+}
 
 
 def create(api, **body):
     return api.post("/v1/webhook-endpoints", {"url": URL, **body}, format="json")
 
 
+ERROR_TYPE_BY_STATUS = {
+    400: "validation_error",
+    403: "authorization_error",
+    404: "not_found_error",
+    422: "processing_error",
+}
+
+
 def error_code(response, status):
     assert response.status_code == status, response.content
-    return response.json()["error"]["code"]
+    error = response.json()["error"]
+    assert error["type"] == ERROR_TYPE_BY_STATUS[status]
+    return error["code"]
 
 
 def test_create_returns_the_secret_once_and_stores_it_encrypted(api):
@@ -38,11 +60,12 @@ def test_create_returns_the_secret_once_and_stores_it_encrypted(api):
         False,
         None,
     )
+    assert set(body) == ENDPOINT_FIELDS | {"secret"}
     stored = WebhookEndpoint.objects.get(pk=body["id"])
     assert body["secret"] not in stored.secret_encrypted
     assert decrypt_secret(stored.secret_encrypted) == body["secret"]
     fetched = api.get(f"/v1/webhook-endpoints/{body['id']}").json()
-    assert "secret" not in fetched and fetched["secret_last4"] == body["secret_last4"]
+    assert set(fetched) == ENDPOINT_FIELDS and fetched["secret_last4"] == body["secret_last4"]
 
 
 def test_defaults_and_duplicate_patterns(api):
@@ -124,6 +147,38 @@ def test_list_is_per_mode_newest_first_and_hides_deleted(api, live_api):
     assert error_code(api.delete(f"/v1/webhook-endpoints/{first['id']}"), 404)
     assert error_code(api.get(f"/v1/webhook-endpoints/{live['id']}"), 404)
     assert WebhookEndpoint.objects.get(pk=first["id"]).status == "disabled"
+
+
+def test_the_list_pages_like_every_list(api):
+    ids = [create(api).json()["id"] for _ in range(3)]
+    page = api.get("/v1/webhook-endpoints", {"limit": 2}).json()
+    assert set(page) == {"object", "data", "has_more", "next_cursor"}
+    assert (page["object"], page["has_more"]) == ("list", True)
+    rest = api.get("/v1/webhook-endpoints", {"starting_after": page["next_cursor"]}).json()
+    assert [e["id"] for e in page["data"] + rest["data"]] == ids[::-1]
+    assert (rest["has_more"], rest["next_cursor"]) == (False, None)
+    for params, param in [
+        ({"limit": 0}, "limit"),
+        ({"limit": 101}, "limit"),
+        ({"starting_after": "not-a-cursor"}, "starting_after"),
+        ({"starting_after": ids[0], "ending_before": ids[1]}, None),
+    ]:
+        response = api.get("/v1/webhook-endpoints", params)
+        assert error_code(response, 400) == "invalid_parameter"
+        if param:
+            assert response.json()["error"]["param"] == param
+
+
+def test_a_replayed_create_is_the_same_endpoint(api):
+    first = api.post(
+        "/v1/webhook-endpoints", {"url": URL}, format="json", HTTP_IDEMPOTENCY_KEY="k-1"
+    )
+    again = api.post(
+        "/v1/webhook-endpoints", {"url": URL}, format="json", HTTP_IDEMPOTENCY_KEY="k-1"
+    )
+    assert (again.status_code, again.content) == (201, first.content)
+    assert again["Idempotent-Replayed"] == "true"
+    assert WebhookEndpoint.objects.count() == 1
 
 
 def test_another_merchant_gets_404(api, other_api):

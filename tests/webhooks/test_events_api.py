@@ -11,10 +11,29 @@ from webhooks.models import Delivery
 pytestmark = pytest.mark.django_db
 
 
+ERROR_TYPE_BY_STATUS = {400: "validation_error", 404: "not_found_error", 422: "processing_error"}
+EVENT_FIELDS = {"id", "object", "type", "api_version", "livemode", "created", "data"}
+ATTEMPT_FIELDS = {
+    "id",
+    "object",
+    "event",
+    "endpoint",
+    "attempt",
+    "status",
+    "http_status",
+    "response_body",
+    "error",
+    "duration_ms",
+    "next_retry_at",
+    "attempted_at",
+}
+
+
 def error_of(response, status, code):
     assert response.status_code == status, response.content
-    assert response.json()["error"]["code"] == code
-    return response.json()["error"]
+    error = response.json()["error"]
+    assert (error["type"], error["code"]) == (ERROR_TYPE_BY_STATUS[status], code)
+    return error
 
 
 def test_list_filters_by_type_and_resource_newest_first(api, emit_event):
@@ -28,7 +47,7 @@ def test_list_filters_by_type_and_resource_newest_first(api, emit_event):
     listed = api.get("/v1/events").json()
     assert [e["id"] for e in listed["data"]] == [third.id, second.id, first.id]
     assert listed["object"] == "list" and listed["has_more"] is False
-    assert "attempts" not in listed["data"][0]
+    assert set(listed["data"][0]) == EVENT_FIELDS  # attempts only on the event itself
     by_type = api.get("/v1/events", {"type": "payment.created"}).json()["data"]
     assert [e["id"] for e in by_type] == [third.id, first.id]
     by_resource = api.get("/v1/events", {"resource": a["id"]}).json()["data"]
@@ -45,6 +64,7 @@ def test_detail_has_the_envelope_and_its_attempts(api, receiver, endpoint_for, e
     event = emit_event()
     delivery_run(events_fan_out([event.id])[0])
     body = api.get(f"/v1/events/{event.id}").json()
+    assert set(body) == EVENT_FIELDS | {"attempts"}
     assert body["id"] == event.id and body["object"] == "event"
     assert body["type"] == "payment.captured" and body["api_version"] == "2026-08-19"
     assert body["livemode"] is False and body["created"].endswith("Z")
@@ -53,6 +73,7 @@ def test_detail_has_the_envelope_and_its_attempts(api, receiver, endpoint_for, e
         "previous_attributes": {"status": "authorized"},
     }
     (attempt,) = body["attempts"]
+    assert set(attempt) == ATTEMPT_FIELDS
     assert attempt["id"].startswith("wha_") and attempt["object"] == "webhook_attempt"
     assert (attempt["event"], attempt["endpoint"], attempt["attempt"]) == (event.id, endpoint.id, 1)
     assert (attempt["status"], attempt["http_status"], attempt["response_body"]) == (
@@ -136,3 +157,12 @@ def test_resend_endpoint_must_be_a_string(api, receiver, endpoint_for, emit_even
     response = api.post(f"/v1/events/{event.id}/resend", {"endpoint": endpoint}, format="json")
     assert error_of(response, 400, "invalid_parameter")["param"] == "endpoint"
     assert not Delivery.objects.filter(event=event).exists()
+
+
+def test_a_deleted_endpoints_attempts_stay_on_the_event(api, receiver, endpoint_for, emit_event):
+    endpoint, _ = endpoint_for(receiver)
+    event = emit_event()
+    delivery_run(events_fan_out([event.id])[0])
+    assert api.delete(f"/v1/webhook-endpoints/{endpoint.id}").status_code == 200
+    (attempt,) = api.get(f"/v1/events/{event.id}").json()["attempts"]
+    assert (attempt["endpoint"], attempt["status"]) == (endpoint.id, "delivered")

@@ -19,10 +19,19 @@ def simulate(api, **body):
     return api.post("/v1/sandbox/simulate-webhook", body, format="json")
 
 
+ERROR_TYPE_BY_STATUS = {
+    400: "validation_error",
+    403: "authorization_error",
+    404: "not_found_error",
+    422: "processing_error",
+}
+
+
 def error_of(response, status, code):
     assert response.status_code == status, response.content
-    assert response.json()["error"]["code"] == code
-    return response.json()["error"]
+    error = response.json()["error"]
+    assert (error["type"], error["code"]) == (ERROR_TYPE_BY_STATUS[status], code)
+    return error
 
 
 def test_delivered_inline_signed_and_stored(api, receiver, endpoint_for):
@@ -67,6 +76,16 @@ def test_only_the_named_endpoint(api, receiver, endpoint_for):
     chosen, _ = endpoint_for(receiver)
     attempts = simulate(api, type="payment.created", endpoint=chosen.id).json()["attempts"]
     assert [a["endpoint"] for a in attempts] == [chosen.id]
+
+
+def test_without_endpoint_every_subscribed_endpoint_gets_it(api, receiver, endpoint_for):
+    everything, _ = endpoint_for(receiver)
+    payments, _ = endpoint_for(receiver, enabled_events=["payment.*"])
+    endpoint_for(receiver, enabled_events=["refund.*"])
+    endpoint_for(receiver, livemode=True)
+    attempts = simulate(api, type="payment.captured").json()["attempts"]
+    assert sorted(a["endpoint"] for a in attempts) == sorted([everything.id, payments.id])
+    assert len(receiver.requests) == 2
 
 
 def test_nothing_subscribed_is_422_and_stores_nothing(api, receiver, endpoint_for):
