@@ -13,6 +13,7 @@ import hashlib
 import logging
 import secrets
 from dataclasses import dataclass
+from typing import Protocol
 
 from django.conf import settings
 from django.db import connection, transaction
@@ -38,6 +39,14 @@ class Claim:
 
     record_id: int
     lease_token: str
+
+
+class BodyCipher(Protocol):
+    """How a view whose responses show a secret has them kept: encrypted at rest."""
+
+    def encrypt(self, data: bytes) -> bytes: ...
+
+    def decrypt(self, data: bytes) -> bytes: ...
 
 
 def idempotency_key(request) -> str | None:
@@ -159,16 +168,20 @@ def _held(claim: Claim):
     )
 
 
-def idempotency_settle(claim: Claim, response: HttpResponse) -> None:
-    """Store a final response under the claim, or release the claim for a retry."""
+def idempotency_settle(
+    claim: Claim, response: HttpResponse, cipher: BodyCipher | None = None
+) -> None:
+    """Store a final response under the claim (its body encrypted by `cipher`, if given), or
+    release the claim for a retry."""
     if not is_final(response.status_code):
         _held(claim).delete()
         return
-    if not _store_response(claim, response):
+    body = response.content if cipher is None else cipher.encrypt(response.content)
+    if not _store_response(claim, response, body):
         log.warning("idempotency claim %s was taken over before its response", claim.record_id)
 
 
-def _store_response(claim: Claim, response: HttpResponse) -> bool:
+def _store_response(claim: Claim, response: HttpResponse, body: bytes) -> bool:
     """_held(claim).update(status=..., content_type=..., body=...), by hand: it runs after every
     idempotent request, and the ORM would spend longer compiling it than running it."""
     sql = (
@@ -178,7 +191,7 @@ def _store_response(claim: Claim, response: HttpResponse) -> bool:
     params = [
         response.status_code,
         response["Content-Type"],
-        response.content,
+        body,
         claim.record_id,
         claim.lease_token,
     ]
@@ -192,11 +205,10 @@ def idempotency_release(claim: Claim) -> None:
     _held(claim).delete()
 
 
-def replay_response(record: IdempotencyRecord) -> HttpResponse:
+def replay_response(record: IdempotencyRecord, cipher: BodyCipher | None = None) -> HttpResponse:
     """The original response, byte for byte, with its original X-Request-Id."""
-    response = HttpResponse(
-        bytes(record.body), status=record.status, content_type=record.content_type
-    )
+    body = bytes(record.body) if cipher is None else cipher.decrypt(bytes(record.body))
+    response = HttpResponse(body, status=record.status, content_type=record.content_type)
     response[REPLAYED_HEADER] = "true"
     response["X-Request-Id"] = record.request_id
     return response

@@ -7,6 +7,7 @@ from rest_framework.views import APIView
 from api.carddata import refuse_raw_card_data
 from api.errors import ApiFailure, ValidationFailed, unrecognized_url
 from api.idempotency import (
+    BodyCipher,
     Claim,
     idempotency_claim,
     idempotency_key,
@@ -60,13 +61,16 @@ class ServiceAPIView(APIView):
     - `allow_publishable_key`: publishable keys may call it (tokens, test-card list);
     - `test_mode_only`: live keys get 403 `test_mode_required`;
     - `accepts_card_data`: the raw-card guard lets card data through (only the tokenizer);
-    - `ignores_idempotency_key`: no idempotent replay (only the tokenizer, spec Common rules 1).
+    - `ignores_idempotency_key`: no idempotent replay (only the tokenizer, spec Common rules 1);
+    - `stored_response_cipher`: responses kept for replay are encrypted with it (views whose
+      responses show a secret: webhook endpoint create and roll-secret).
     """
 
     allow_publishable_key = False
     test_mode_only = False
     accepts_card_data = False
     ignores_idempotency_key = False
+    stored_response_cipher: BodyCipher | None = None
     _held_claim: Claim | None = None  # set by initial() when this request claimed its key
 
     def initial(self, request, *args, **kwargs):
@@ -98,7 +102,7 @@ class ServiceAPIView(APIView):
             request_id=request.request_id,
         )
         if not isinstance(outcome, Claim):
-            raise _Replay(replay_response(outcome))
+            raise _Replay(replay_response(outcome, self.stored_response_cipher))
         return outcome
 
     def handle_exception(self, exc):
@@ -116,7 +120,7 @@ class ServiceAPIView(APIView):
             if self._held_claim is not None:
                 if hasattr(response, "render"):
                     response.render()  # the bytes stored are the bytes sent
-                idempotency_settle(self._held_claim, response)
+                idempotency_settle(self._held_claim, response, self.stored_response_cipher)
         except BaseException:
             if self._held_claim is not None:
                 idempotency_release(self._held_claim)

@@ -45,3 +45,14 @@ def encrypt_secret(secret: str) -> str:
 
 def decrypt_secret(token: str) -> str:
     return _cipher().decrypt(token.encode()).decode()
+
+
+class StoredResponses:
+    """api.idempotency.BodyCipher for the endpoint views whose responses show the secret
+    (create, roll-secret): the body kept for a replay is encrypted like the secret itself."""
+
+    def encrypt(self, data: bytes) -> bytes:
+        return _cipher().encrypt(data)
+
+    def decrypt(self, data: bytes) -> bytes:
+        return _cipher().decrypt(data)

@@ -6,6 +6,7 @@ from api.errors import NotFound
 from api.views import ServiceAPIView
 from events.serializers import event_to_dict
 from webhooks import selectors, services
+from webhooks.crypto import StoredResponses
 from webhooks.operations import resend_event
 from webhooks.serializers import (
     EndpointInput,
@@ -16,6 +17,8 @@ from webhooks.serializers import (
 
 
 class EndpointList(ServiceAPIView):
+    stored_response_cipher = StoredResponses()  # a create's response shows the secret
+
     def get(self, request):
         endpoints = services.enabled_endpoints(request.merchant, request.livemode)
         return Response(self.paginated(endpoints, id_prefix="whe", serialize=endpoint_to_dict))
@@ -46,6 +49,8 @@ class EndpointDetail(EndpointView):
 
 
 class EndpointRollSecret(EndpointView):
+    stored_response_cipher = StoredResponses()  # so does a roll's
+
     def post(self, request, endpoint_id):
         rolled = services.endpoint_roll_secret(endpoint=self.get_endpoint(request, endpoint_id))
         return Response(endpoint_to_dict(rolled.endpoint, rolled.secret))

@@ -1,10 +1,12 @@
 """`/v1/webhook-endpoints` (spec "Webhook endpoint object", "Endpoints > Webhook endpoints")."""
 
 import re
+from hashlib import sha256
 
 import pytest
 from django.utils import timezone
 
+from api.models import IdempotencyRecord
 from webhooks.crypto import decrypt_secret
 from webhooks.models import WebhookEndpoint
 
@@ -179,6 +181,20 @@ def test_a_replayed_create_is_the_same_endpoint(api):
     assert (again.status_code, again.content) == (201, first.content)
     assert again["Idempotent-Replayed"] == "true"
     assert WebhookEndpoint.objects.count() == 1
+
+
+@pytest.mark.parametrize("action", ["create", "roll-secret"])
+def test_a_response_showing_the_secret_is_kept_for_replay_encrypted(api, action):
+    path = "/v1/webhook-endpoints"
+    if action == "roll-secret":
+        path = f"{path}/{create(api).json()['id']}/roll-secret"
+    first = api.post(path, {"url": URL}, format="json", HTTP_IDEMPOTENCY_KEY="k-secret")
+    secret = first.json()["secret"]
+    (stored,) = IdempotencyRecord.objects.filter(key_hash=sha256(b"k-secret").hexdigest())
+    assert secret.encode() not in bytes(stored.body) and b"svc_whsec_" not in bytes(stored.body)
+    again = api.post(path, {"url": URL}, format="json", HTTP_IDEMPOTENCY_KEY="k-secret")
+    assert (again.status_code, again.content) == (first.status_code, first.content)
+    assert again.json()["secret"] == secret  # the replay shows it again, byte for byte
 
 
 def test_another_merchant_gets_404(api, other_api):
