@@ -1,10 +1,12 @@
 """Webhook delivery benchmark: deliveries per second, and the delay from the commit of an event
 to its first delivery attempt (p50, p99), against a local HTTPS receiver.
 
-Runs on whatever DATABASE_URL / REDIS_URL say (migrating first), with the webhook worker and
-beat started as the Procfile starts them. Two endpoints of one merchant subscribe to `*`: a
-healthy receiver (its own process, answers 200) and a dead one that accepts TCP connections and
-never answers, so every attempt to it waits the full 10-second timeout. Phases:
+Runs on PostgreSQL + Redis, as production does: BENCH_DATABASE_URL (a database it may drop and
+recreate; default svc_bench_webhooks on the local server) and BENCH_REDIS_URL (default Redis
+index 8), with the webhook worker and beat started as the Procfile starts them. Two endpoints
+of one merchant subscribe to `*`: a healthy receiver (its own process, answers 200) and a dead
+one that accepts TCP connections and never answers, so every attempt to it waits the full
+10-second timeout. Phases:
 
 1. paced, healthy endpoint only: events at a steady rate; commit -> first attempt;
 2. paced, healthy + dead endpoint: the same, to show the dead one does not slow the healthy one;
@@ -29,6 +31,7 @@ from multiprocessing import Process
 from pathlib import Path
 
 import trustme
+from bench_payments import recreate_database
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -37,9 +40,16 @@ CA = trustme.CA()
 CA_FILE = WORK / "ca.pem"
 CA.cert_pem.write_to_path(str(CA_FILE))
 
-# As in production: with DEBUG on, Django also keeps every query's SQL and timing.
+# As in production: with DEBUG on, Django also keeps every query's SQL and timing. Never the
+# developer's own DATABASE_URL: the bench recreates its database.
 os.environ.update(
-    DEBUG="false", DJANGO_SECRET_KEY="bench-secret-key", API_KEY_PEPPER="bench-pepper"
+    DEBUG="false",
+    DJANGO_SECRET_KEY="bench-secret-key",
+    API_KEY_PEPPER="bench-pepper",
+    DATABASE_URL=os.environ.get(
+        "BENCH_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/svc_bench_webhooks"
+    ),
+    REDIS_URL=os.environ.get("BENCH_REDIS_URL", "redis://127.0.0.1:6379/8"),
 )
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 os.environ["WEBHOOK_ALLOWED_NETWORKS"] = "127.0.0.0/8"
@@ -239,6 +249,7 @@ def main() -> None:
     from webhooks.models import Attempt, Delivery
     from webhooks.services import endpoint_create, endpoint_delete
 
+    recreate_database(os.environ["DATABASE_URL"])
     call_command("migrate", verbosity=0)
     vacuum(Event, Delivery, Attempt)
     healthy_port, dead_port, healthy_server, dead_socket = start_receivers()
