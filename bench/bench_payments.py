@@ -51,6 +51,7 @@ def service_env(args) -> dict:
         # Throughput, not the limiter, is measured: lift the per-key limits out of the way.
         "API_RATE_LIMIT_TEST_RATE": "1000000",
         "API_RATE_LIMIT_TEST_BURST": "1000000",
+        "WEBHOOK_ALLOWED_NETWORKS": "127.0.0.0/8",  # for --subscribed
     }
 
 
@@ -312,6 +313,16 @@ def sample_payload(port: int, secret: str, token: str) -> dict:
     }
 
 
+def subscribe_endpoint(port: int, secret: str) -> None:
+    """An endpoint on loopback (allowed by service_env); nothing listens, and no worker runs."""
+    conn = HTTPConnection("127.0.0.1", port, timeout=30)
+    body = json.dumps({"url": "https://127.0.0.1:9/hook"})
+    conn.request("POST", "/v1/webhook-endpoints", body, {"Authorization": f"Bearer {secret}"})
+    response = conn.getresponse()
+    if response.status != 201:
+        raise SystemExit(f"could not subscribe an endpoint: {response.read()!r}")
+
+
 def component(filename: str) -> str:
     """A profiled function's file -> the part of the stack it belongs to."""
     if "site-packages/" in filename:
@@ -394,6 +405,11 @@ def main():
     parser.add_argument("--port", type=int, default=8765)
     parser.add_argument("--tokens", type=int, default=6000, help="per concurrency level")
     parser.add_argument("--profile", type=int, default=300, help="profile N payments (0: skip)")
+    parser.add_argument(
+        "--subscribed",
+        action="store_true",
+        help="a webhook endpoint subscribed to every event (no worker runs: deliveries queue up)",
+    )
     args = parser.parse_args()
 
     env = service_env(args)
@@ -408,6 +424,9 @@ def main():
     try:
         print(f"granian WSGI: {args.workers} workers x {args.threads} threads; "
               f"{args.seconds:.0f} s per level; PostgreSQL + Redis")  # fmt: skip
+        if args.subscribed:
+            subscribe_endpoint(args.port, secret)
+            print("one webhook endpoint subscribed to *: each payment also writes 2 deliveries")
         payload = sample_payload(args.port, secret, create_tokens(env, merchant_id, 1)[0])
         print(f"{'clients':>7} | {'stack pay/s':>11} {'p50 ms':>7} {'p99 ms':>7} | "
               f"{'floor pay/s':>11} {'p50 ms':>7} {'p99 ms':>7} | ratio | "

@@ -23,7 +23,7 @@ from django.utils import timezone
 
 from api.errors import ProcessingFailed, ValidationFailed
 from api.renderers import dumps
-from api.rows import ModelRows, insert_sql, instance_values, mark_stored
+from api.rows import ModelRows, insert_rows, insert_sql, instance_values, mark_stored
 from events.catalogue import matches_any
 from events.models import Event
 from events.serializers import event_to_dict
@@ -126,8 +126,10 @@ def deliveries_for(events: list[Event]) -> list[str]:
     for delivery in deliveries:
         if delivery.id in nudged:
             delivery.enqueued_until = now + ENQUEUED_GRACE  # the caller enqueues them
-    # A resend may already have made one of these rows: that row stands.
-    Delivery.objects.bulk_create(deliveries, ignore_conflicts=True)
+    # A resend may already have made one of these rows: that row stands. By hand, as the
+    # payment's other inserts: it runs in the transaction of every event with subscribers.
+    rows = [instance_values(delivery) for delivery in deliveries]
+    insert_rows(Delivery, rows, suffix="ON CONFLICT DO NOTHING")
     return [d.id for d in deliveries if d.id in nudged]
 
 
