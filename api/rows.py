@@ -7,7 +7,7 @@ exactly as the ORM would: the same column order, the same database converters (J
 dicts, time zones), then `Model.from_db`.
 """
 
-from functools import cached_property
+from functools import cached_property, lru_cache
 
 from django.db import DEFAULT_DB_ALIAS, connections
 
@@ -60,22 +60,30 @@ def insert_sql(model, rows: list[dict], *, suffix: str = "", using: str = DEFAUL
     value, all with the same keys; `suffix` adds e.g. `ON CONFLICT DO NOTHING RETURNING id`.
     Values go through each field's get_db_prep_save, as save() would."""
     connection = connections[using]
-    meta = model._meta
-    fields = [meta.get_field(name) for name in rows[0]]
-    quote = connection.ops.quote_name
-    row_placeholders = "({})".format(", ".join(["%s"] * len(fields)))
-    sql = "INSERT INTO {} ({}) VALUES {} {}".format(
-        quote(meta.db_table),
-        ", ".join(quote(field.column) for field in fields),
-        ", ".join([row_placeholders] * len(rows)),
-        suffix,
-    )
+    sql, fields = _insert_statement(model, tuple(rows[0]), len(rows), suffix, using)
     params = [
         field.get_db_prep_save(row[name], connection)
         for row in rows
         for name, field in zip(row, fields, strict=True)
     ]
-    return sql.rstrip(), params
+    return sql, params
+
+
+@lru_cache(maxsize=256)
+def _insert_statement(model, names: tuple, count: int, suffix: str, using: str):
+    """The INSERT's text and fields for `count` rows of `names`: the same few shapes run on
+    every request, so each is written once per process."""
+    meta = model._meta
+    fields = [meta.get_field(name) for name in names]
+    quote = connections[using].ops.quote_name
+    row_placeholders = "({})".format(", ".join(["%s"] * len(fields)))
+    sql = "INSERT INTO {} ({}) VALUES {} {}".format(
+        quote(meta.db_table),
+        ", ".join(quote(field.column) for field in fields),
+        ", ".join([row_placeholders] * count),
+        suffix,
+    )
+    return sql.rstrip(), fields
 
 
 def insert_rows(model, rows: list[dict], *, suffix: str = "", using: str = DEFAULT_DB_ALIAS):

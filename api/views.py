@@ -139,6 +139,13 @@ class ServiceAPIView(APIView):
             response[name] = value
         return response
 
+    def perform_content_negotiation(self, request, force=False):
+        """Every answer is JSON, whatever `Accept` asks for (docs/request-safety.md): DRF's
+        negotiation would refuse `Accept: application/xml` with a 406 it then failed to render
+        (a 500), and parsing the header cost CPU on every request for one possible answer."""
+        renderer = self.get_renderers()[0]
+        return renderer, renderer.media_type
+
     def finalize_response(self, request, response, *args, **kwargs):
         response = super().finalize_response(request, response, *args, **kwargs)
         response["Service-Version"] = getattr(request, "api_version", settings.API_VERSION)

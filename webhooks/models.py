@@ -58,7 +58,10 @@ class Delivery(models.Model):
         CANCELED = "canceled"  # the endpoint was deleted before the event got through
 
     id = PrefixedIdField(prefix="whd")
-    event = models.ForeignKey(Event, on_delete=models.PROTECT, related_name="deliveries")
+    # No index of its own: one_delivery_per_endpoint leads with the event.
+    event = models.ForeignKey(
+        Event, on_delete=models.PROTECT, related_name="deliveries", db_index=False
+    )
     endpoint = models.ForeignKey(
         WebhookEndpoint, on_delete=models.PROTECT, related_name="deliveries"
     )
@@ -112,7 +115,10 @@ class Attempt(models.Model):
         FAILED = "failed"
 
     id = PrefixedIdField(prefix="wha")
-    delivery = models.ForeignKey(Delivery, on_delete=models.PROTECT, related_name="attempts")
+    # No index of its own: attempt_numbers_unique leads with the delivery.
+    delivery = models.ForeignKey(
+        Delivery, on_delete=models.PROTECT, related_name="attempts", db_index=False
+    )
     event = models.ForeignKey(Event, on_delete=models.PROTECT, related_name="attempts")
     endpoint = models.ForeignKey(WebhookEndpoint, on_delete=models.PROTECT, related_name="attempts")
     attempt = models.PositiveIntegerField()

@@ -219,3 +219,23 @@ def test_an_error_naming_an_unpaired_surrogate_key_still_renders(api):
     response = api.post("/v1/test/accept", raw, content_type="application/json")
     body = error_of(response, 400, "validation_error", "raw_card_data_not_allowed")
     assert body["param"] == "\ud800.cvc"
+
+
+@pytest.mark.parametrize("accept", ["application/xml", "text/html", "*/*", "application/json"])
+def test_every_answer_is_json_whatever_accept_asks_for(api, accept):
+    """DRF's negotiation refused these with a 406 it could not render: a 500."""
+    response = api.post(
+        "/v1/test/echo", {"amount": 100, "currency": "EUR"}, format="json", HTTP_ACCEPT=accept
+    )
+    assert response.status_code == 201, response.content
+    assert response["Content-Type"] == "application/json; charset=utf-8"
+    assert response.json()["data"]["amount"] == 100
+
+
+def test_an_error_is_json_whatever_accept_asks_for(anonymous_api, db):
+    error_of(
+        anonymous_api.get("/v1/test/keys", HTTP_ACCEPT="application/xml"),
+        401,
+        "authentication_error",
+        "api_key_missing",
+    )

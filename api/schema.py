@@ -1,0 +1,31 @@
+"""Schema operations the apps' migrations share."""
+
+from django.db import migrations
+
+
+def drop_pattern_indexes(*tables: str) -> migrations.RunPython:
+    """A migration operation dropping the `varchar_pattern_ops` ("..._like") indexes Django adds
+    on PostgreSQL beside every indexed CharField, primary keys and foreign keys to them included.
+
+    They serve only `LIKE 'prefix%'` queries, which nothing runs on these columns (ids are
+    looked up whole), yet every insert pays for them: on the tables a payment writes they were a
+    third of the index entries (docs/payments.md "Benchmark"). Django drops them itself (with IF
+    EXISTS) if such a field is ever altered, and creates them for fields added later.
+    """
+
+    def forwards(apps, schema_editor):
+        connection = schema_editor.connection
+        if connection.vendor != "postgresql":
+            return
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT i.indexrelid::regclass::text FROM pg_index i "
+                "JOIN pg_opclass o ON o.oid = ANY(i.indclass) "
+                "WHERE i.indrelid = ANY(%s::regclass[]) AND o.opcname = 'varchar_pattern_ops'",
+                [list(tables)],
+            )
+            names = sorted({name for (name,) in cursor.fetchall()})
+        for name in names:
+            schema_editor.execute(f"DROP INDEX IF EXISTS {name}")
+
+    return migrations.RunPython(forwards, migrations.RunPython.noop)
