@@ -2,10 +2,12 @@
 the row, checks the transition against payments.states, writes the new state and emits its
 event (spec "States and transitions": a status a client can read has produced its event).
 
-Connector calls that authorise (create, confirm) run before the transaction, so the
-`_svc_test_latency_ms` delay or a slow processor never holds a row lock; capture, void, payer
-action and resolution ask the connector under the row lock, so two of them can never both
-reach the processor for one payment (docs/payments.md "Concurrency").
+Connector calls that authorise never hold a payment's row lock: a create claims its token and
+authorises in the transaction that then writes the new payment (only the token's row is
+locked meanwhile, and no one else may use it), a confirm authorises before locking the
+payment; capture, void, payer action and resolution ask the connector under the row lock, so
+two of them can never both reach the processor for one payment (docs/payments.md
+"Concurrency").
 """
 
 import datetime
@@ -264,12 +266,16 @@ def payment_create(
         statement_descriptor=statement_descriptor,
         metadata=metadata or {},
     )
-    auth = None
-    if token_id is not None or not method.card_like:  # alternative methods never wait
-        auth = _authorise(connector=connector, payment=payment, method=method, token_id=token_id)
-    now = timezone.now()
-    payment.created = now
+    # One transaction from the token's claim to the events: a connector that raises rolls the
+    # claim back with everything else, and a payment costs one commit, not two.
     with transaction.atomic():
+        auth = None
+        if token_id is not None or not method.card_like:  # alternative methods never wait
+            auth = _authorise(
+                connector=connector, payment=payment, method=method, token_id=token_id
+            )
+        now = timezone.now()
+        payment.created = now
         if auth is None:
             target = Status.PENDING
             _enter(payment, target, now)
