@@ -1,5 +1,15 @@
 from django.apps import AppConfig
+from django.db.models.signals import post_delete, post_save
 
 
 class AccountsConfig(AppConfig):
     name = "accounts"
+
+    def ready(self):
+        from accounts import keycache
+        from accounts.models import ApiKey, Merchant
+
+        # Any saved or deleted key or merchant drops every process's cached lookups.
+        for model in (ApiKey, Merchant):
+            post_save.connect(keycache.bump_on_change, sender=model)
+            post_delete.connect(keycache.bump_on_change, sender=model)

@@ -7,7 +7,7 @@ from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
 
-from accounts import keys
+from accounts import keycache, keys
 from accounts.models import ApiKey, Merchant
 from api.rows import ModelRows
 
@@ -60,30 +60,46 @@ def merchant_create(*, name: str, email: str) -> NewMerchant:
 def api_key_revoke(*, api_key: ApiKey) -> ApiKey:
     """Idempotent: revoking a revoked key keeps its first revocation time."""
     ApiKey.objects.filter(pk=api_key.pk, revoked_at__isnull=True).update(revoked_at=timezone.now())
+    keycache.bump()  # update() sends no post_save
     api_key.refresh_from_db()
     return api_key
 
 
 def api_key_find(secret: str) -> ApiKey | None:
-    """The key (with its merchant) for a presented secret: one indexed query by hash.
+    """The key (with its merchant) for a presented secret: one indexed query by hash, or none
+    when accounts.keycache holds the row.
 
     A key hashed under an older pepper is re-hashed under the current one on use, so a pepper
     can be retired once every live key has been used (or rolled) since the rotation.
     """
     if not keys.is_well_formed(secret):
         return None
-    api_key = _key_with_merchant(list(keys.candidate_hashes(secret)))
-    if api_key and api_key.pepper_version != settings.API_KEY_PEPPER_VERSION:
-        api_key.key_hash = keys.hash_key(secret, settings.API_KEY_PEPPER)
+    # Cached under the current pepper's hash: what key_hash is once a key has been used.
+    current_hash = keys.hash_key(secret, settings.API_KEY_PEPPER)
+    revision = keycache.revision()  # before the database read: see accounts.keycache
+    cached = keycache.get(current_hash, revision)
+    if cached is not None:
+        row, last_used_at = cached
+        api_key = _key_with_merchant_from(row)
+        api_key.last_used_at = last_used_at
+        return api_key
+    row = _key_with_merchant_row(list(keys.candidate_hashes(secret)))
+    if row is None:
+        return None  # not cached: a scan of made-up keys must not fill memory
+    api_key = _key_with_merchant_from(row)
+    if api_key.pepper_version != settings.API_KEY_PEPPER_VERSION:
+        api_key.key_hash = current_hash
         api_key.pepper_version = settings.API_KEY_PEPPER_VERSION
-        api_key.save(update_fields=["key_hash", "pepper_version"])
+        api_key.save(update_fields=["key_hash", "pepper_version"])  # bumps: not worth caching
+    else:
+        keycache.put(current_hash, revision, row, api_key.last_used_at)
     return api_key
 
 
 _KEY_ROWS, _MERCHANT_ROWS = ModelRows(ApiKey, "k"), ModelRows(Merchant, "m")
 
 
-def _key_with_merchant(hashes: list[str]) -> ApiKey | None:
+def _key_with_merchant_row(hashes: list[str]) -> tuple | None:
     """ApiKey.objects.select_related("merchant").filter(key_hash__in=hashes).first(), by hand:
     it runs on every request, and the ORM would spend longer compiling it than running it."""
     sql = (
@@ -94,9 +110,11 @@ def _key_with_merchant(hashes: list[str]) -> ApiKey | None:
     )
     with connection.cursor() as cursor:
         cursor.execute(sql, hashes)
-        row = cursor.fetchone()
-    if row is None:
-        return None
+        return cursor.fetchone()
+
+
+def _key_with_merchant_from(row: tuple) -> ApiKey:
+    """Fresh instances (JSON parsed anew) from the row: requests never share them."""
     api_key = _KEY_ROWS.instance(row)
     api_key.merchant = _MERCHANT_ROWS.instance(row, start=len(_KEY_ROWS))
     return api_key
@@ -109,3 +127,4 @@ def api_key_touch(api_key: ApiKey) -> None:
         return
     ApiKey.objects.filter(pk=api_key.pk).update(last_used_at=now)
     api_key.last_used_at = now
+    keycache.touched(api_key.key_hash, now)

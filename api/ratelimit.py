@@ -18,6 +18,8 @@ from django.core.cache.backends.redis import RedisCache
 from redis.exceptions import RedisError
 from rest_framework.throttling import BaseThrottle
 
+from api.redisclient import primary_client
+
 log = logging.getLogger("api.ratelimit")
 
 # KEYS[1] the bucket; ARGV rate, burst, now (seconds). Returns "0" when a token was taken,
@@ -59,19 +61,16 @@ def _take_token_in_redis(cache: RedisCache, key: str, rate: float, burst: int, n
 
 
 def _take_token_script(cache: RedisCache):
-    """The script, registered once per cache server: building a client and hashing the
-    script on every request cost more CPU than the round trip to Redis. Django's caches are
-    per thread, but their connection pools (and so this client) are shared and thread-safe."""
-    redis_cache = cache._cache  # Django's RedisCacheClient (pinned Django 5.2)
-    pool = redis_cache._get_connection_pool(True)  # a write: always the first server
-    script = _scripts.get(pool)
+    """The script, registered once per client: hashing it on every request cost more CPU than
+    the round trip to Redis."""
+    client = primary_client(cache)
+    script = _scripts.get(client)
     if script is None:
-        client = redis_cache.get_client(write=True)
-        script = _scripts[pool] = client.register_script(TAKE_TOKEN_LUA)
+        script = _scripts[client] = client.register_script(TAKE_TOKEN_LUA)
     return script
 
 
-_scripts: dict = {}  # connection pool -> registered script
+_scripts: dict = {}  # client -> registered script
 
 
 def take_token(bucket: str, *, rate: float, burst: int) -> float:

@@ -52,12 +52,13 @@ def test_issue_key_for_unknown_merchant_fails():
 
 
 @pytest.mark.urls("tests.support.urls")
-def test_revoke_key_is_a_dry_run_unless_for_real(new_merchant):
+def test_revoke_key_is_a_dry_run_unless_for_real(new_merchant, django_capture_on_commit_callbacks):
     issued = new_merchant.keys["test"]["secret"]
     dry = json.loads(run("revoke_key", issued.api_key.id, "--json"))
     assert dry["dry_run"] is True
     assert key_client(issued.secret).get("/v1/test/keys").status_code == 200
-    done = json.loads(run("revoke_key", issued.api_key.id, "--for-real", "--json"))
+    with django_capture_on_commit_callbacks(execute=True):  # the command's commit
+        done = json.loads(run("revoke_key", issued.api_key.id, "--for-real", "--json"))
     assert done["revoked"] is True and done["revoked_at"].endswith("Z")
     assert key_client(issued.secret).get("/v1/test/keys").status_code == 401
 
