@@ -149,9 +149,17 @@ def idempotency_claim(
 def _insert_if_new(values: dict) -> int | None:
     """The common case, a new key, in one round trip: INSERT ... ON CONFLICT DO NOTHING
     RETURNING id (PostgreSQL and SQLite alike). None when a record already holds the key; a
-    concurrent uncommitted claim makes this wait for it, like any insert on a unique key."""
+    concurrent uncommitted claim makes this wait for it, like any insert on a unique key.
+
+    The claim commits without waiting for the disk (`async_commit`): a server crash can lose
+    only a claim that nothing durable followed, since the request's own commits (its work,
+    its stored response) flush the claim first; a lost claim just frees the key for a retry.
+    That spares each idempotent request one of its three waits for a WAL flush."""
     returned = insert_rows(
-        IdempotencyRecord, [values], suffix="ON CONFLICT DO NOTHING RETURNING id"
+        IdempotencyRecord,
+        [values],
+        suffix="ON CONFLICT DO NOTHING RETURNING id",
+        async_commit=True,
     )
     return returned[0][0] if returned else None
 

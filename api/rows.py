@@ -55,12 +55,27 @@ class ModelRows:
         return len(self.fields)
 
 
-def insert_sql(model, rows: list[dict], *, suffix: str = "", using: str = DEFAULT_DB_ALIAS):
+def insert_sql(
+    model,
+    rows: list[dict],
+    *,
+    suffix: str = "",
+    async_commit: bool = False,
+    using: str = DEFAULT_DB_ALIAS,
+):
     """-> (sql, params) to INSERT `rows` in one statement, each a dict of field (att)name ->
     value, all with the same keys; `suffix` adds e.g. `ON CONFLICT DO NOTHING RETURNING id`.
-    Values go through each field's get_db_prep_save, as save() would."""
+    Values go through each field's get_db_prep_save, as save() would.
+
+    `async_commit` (one row, run in autocommit): on PostgreSQL the statement's transaction
+    commits without waiting for its WAL to reach disk. Only for a row whose loss in a server
+    crash loses nothing: any later commit that waits flushes the WAL before it too. Inside a
+    transaction it is a plain insert, so it can never make a caller's whole transaction lax."""
     connection = connections[using]
-    sql, fields = _insert_statement(model, tuple(rows[0]), len(rows), suffix, using)
+    async_commit = (
+        async_commit and connection.vendor == "postgresql" and connection.get_autocommit()
+    )
+    sql, fields = _insert_statement(model, tuple(rows[0]), len(rows), suffix, async_commit, using)
     params = [
         field.get_db_prep_save(row[name], connection)
         for row in rows
@@ -69,26 +84,43 @@ def insert_sql(model, rows: list[dict], *, suffix: str = "", using: str = DEFAUL
     return sql, params
 
 
+# A FROM item that turns synchronous_commit off for the statement's own transaction.
+_ASYNC_COMMIT = "(SELECT set_config('synchronous_commit', 'off', true)) AS async_commit"
+
+
 @lru_cache(maxsize=256)
-def _insert_statement(model, names: tuple, count: int, suffix: str, using: str):
+def _insert_statement(model, names: tuple, count: int, suffix: str, async_commit: bool, using):
     """The INSERT's text and fields for `count` rows of `names`: the same few shapes run on
     every request, so each is written once per process."""
     meta = model._meta
     fields = [meta.get_field(name) for name in names]
     quote = connections[using].ops.quote_name
-    row_placeholders = "({})".format(", ".join(["%s"] * len(fields)))
-    sql = "INSERT INTO {} ({}) VALUES {} {}".format(
+    placeholders = ", ".join(["%s"] * len(fields))
+    if async_commit:
+        if count != 1:
+            raise ValueError("async_commit inserts one row")
+        source = f"SELECT {placeholders} FROM {_ASYNC_COMMIT}"
+    else:
+        source = "VALUES " + ", ".join([f"({placeholders})"] * count)
+    sql = "INSERT INTO {} ({}) {} {}".format(
         quote(meta.db_table),
         ", ".join(quote(field.column) for field in fields),
-        ", ".join([row_placeholders] * count),
+        source,
         suffix,
     )
     return sql.rstrip(), fields
 
 
-def insert_rows(model, rows: list[dict], *, suffix: str = "", using: str = DEFAULT_DB_ALIAS):
+def insert_rows(
+    model,
+    rows: list[dict],
+    *,
+    suffix: str = "",
+    async_commit: bool = False,
+    using: str = DEFAULT_DB_ALIAS,
+):
     """Runs insert_sql(); -> the rows RETURNING gave ([] without)."""
-    sql, params = insert_sql(model, rows, suffix=suffix, using=using)
+    sql, params = insert_sql(model, rows, suffix=suffix, async_commit=async_commit, using=using)
     with connections[using].cursor() as cursor:
         cursor.execute(sql, params)
         return cursor.fetchall() if "RETURNING" in suffix.upper() else []

@@ -70,3 +70,35 @@ def test_insert_rows_returns_what_returning_asks_for():
     assert insert_rows(Merchant, [row], suffix=suffix) == [(row["id"], "Other")]
     assert insert_rows(Merchant, [row], suffix=suffix) == []  # the conflict: nothing returned
     assert Merchant.objects.get(pk=row["id"]).pricing == {"a": 1}
+
+
+def _synchronous_commit() -> str:
+    with connection.cursor() as cursor:
+        cursor.execute("SHOW synchronous_commit")
+        return cursor.fetchone()[0]
+
+
+def _merchant_row(name: str) -> dict:
+    now = timezone.now()
+    return {"id": new_id("mch"), "name": name, "email": "a@x.test", "pricing": {}, "created": now}
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_an_async_commit_insert_in_autocommit_is_lax_for_its_own_transaction_only():
+    statements = []
+    with connection.execute_wrapper(
+        lambda run, sql, *rest: statements.append(sql) or run(sql, *rest)
+    ):
+        insert_rows(Merchant, [_merchant_row("lax")], async_commit=True)
+    assert "set_config('synchronous_commit', 'off', true)" in statements[0]
+    assert Merchant.objects.filter(name="lax").exists()
+    assert _synchronous_commit() == "on"  # local to the insert's transaction: nothing leaks
+
+
+@pytest.mark.postgres
+def test_an_async_commit_insert_inside_a_transaction_is_a_plain_insert():
+    """Else it would make the caller's whole transaction commit without waiting."""
+    insert_rows(Merchant, [_merchant_row("strict")], async_commit=True)
+    assert _synchronous_commit() == "on"
+    assert Merchant.objects.filter(name="strict").exists()
