@@ -47,7 +47,7 @@ class RequestLogMiddleware:
     def __call__(self, request):
         started = time.perf_counter()
         response = self.get_response(request)
-        if request.path.startswith(API_PREFIX):
+        if request.path.startswith(API_PREFIX) and log.isEnabledFor(logging.INFO):
             fields = request_log_fields(request, response, (time.perf_counter() - started) * 1000)
             log.info(json.dumps(fields), extra={"request_log": fields})
         return response

@@ -52,9 +52,13 @@ def emit_all(
     previous_attributes: dict | None = None,
     api_version: str | None = None,
     fan_out: bool = True,
+    new_resource=None,
 ) -> list[Event]:
     """emit() for several types about the same state of one resource (a payment created and
-    captured in one call), written in one INSERT, in the order given."""
+    captured in one call), written in one INSERT, in the order given.
+
+    `new_resource`: the resource's own row, not yet stored (a payment being created), is
+    inserted in the same statement as its events: one round trip fewer on every create."""
     if unknown := [t for t in types if t not in EVENT_TYPES]:
         raise ValueError(f"unknown event type {unknown[0]!r}")
     if not transaction.get_connection().in_atomic_block:
@@ -77,7 +81,7 @@ def emit_all(
         )
         for type in types
     ]
-    insert_instances(events)
+    insert_instances([new_resource, *events] if new_resource is not None else events)
     for hook in hooks:
         hook(events)
     return events

@@ -19,7 +19,6 @@ from django.utils import timezone
 
 from accounts.models import Merchant
 from api.errors import ProcessingFailed, ServiceError, ValidationFailed
-from api.rows import insert_instances
 from events.services import emit_all
 from payments.connectors import Authorisation, Connector, Result, connector_of, route
 from payments.fees import fees_for, parse_schedule
@@ -106,7 +105,16 @@ def _status_event(payment: Payment) -> str | None:
     return STATUS_EVENTS.get(payment.status)
 
 
-def _emit(payment: Payment, types: list[str], before: dict | None, api_version: str | None):
+def _emit(
+    payment: Payment,
+    types: list[str],
+    before: dict | None,
+    api_version: str | None,
+    *,
+    new: bool = False,
+):
+    """The events of `types` about the payment as it is now; `new`: the payment is not stored
+    yet and is inserted with them."""
     after = payment_to_dict(payment)
     previous = {}
     if before is not None:
@@ -119,6 +127,7 @@ def _emit(payment: Payment, types: list[str], before: dict | None, api_version: 
         obj=after,
         previous_attributes=previous,
         api_version=api_version,
+        new_resource=payment if new else None,
     )
 
 
@@ -282,11 +291,10 @@ def payment_create(
         else:
             target = _take_authorisation(payment, auth, now)
         check_transition(None, Trigger.CREATE, target)
-        insert_instances([payment])
         # payment.created for every new payment, then the event of the status it landed in.
         status_event = _status_event(payment)
         types = ["payment.created", status_event] if status_event else ["payment.created"]
-        _emit(payment, types, None, api_version)
+        _emit(payment, types, None, api_version, new=True)
     return payment
 
 

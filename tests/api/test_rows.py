@@ -63,6 +63,34 @@ def test_insert_instances_stores_what_save_would(merchant):
     assert Event.objects.get(pk=events[0].pk).dead_lettered_at == events[0].dead_lettered_at
 
 
+def test_instances_of_several_models_go_in_one_statement_on_postgresql(merchant):
+    """A row and rows that refer to it (a key to its new merchant), in any order."""
+    other = Merchant(name="New", email="n@x.test")
+    key = ApiKey(
+        merchant=other,
+        kind="secret",
+        livemode=False,
+        key_hash="h" * 64,
+        prefix="sk_test_",
+        pepper_version=1,
+        last4="abcd",
+    )
+    event = Event(
+        merchant=other, livemode=False, type="payment.created", api_version="2026-08-19",
+        resource_id="pay_1", data={"object": {"id": "pay_1"}, "previous_attributes": {}},
+    )  # fmt: skip
+    statements = []
+    with connection.execute_wrapper(
+        lambda run, sql, *rest: statements.append(sql) or run(sql, *rest)
+    ):
+        insert_instances([key, other, event])
+    assert len(statements) == (1 if connection.vendor == "postgresql" else 3)
+    assert fields_of(Merchant.objects.get(pk=other.pk)) == fields_of(other)
+    assert fields_of(ApiKey.objects.get(pk=key.pk)) == fields_of(key)
+    assert model_to_dict(Event.objects.get(pk=event.pk)) == model_to_dict(event)
+    assert not other._state.adding and not key._state.adding and not event._state.adding
+
+
 def test_insert_rows_returns_what_returning_asks_for():
     row = {"id": new_id("mch"), "name": "Other", "email": "o@x.test", "pricing": {"a": 1}}
     row["created"] = timezone.now()
