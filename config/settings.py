@@ -6,6 +6,7 @@ under var/ and a filesystem Celery broker shared by the web, worker and beat pro
 
 import ipaddress
 from pathlib import Path
+from urllib.parse import unquote
 
 import environ
 from django.core.exceptions import ImproperlyConfigured
@@ -95,6 +96,9 @@ TEMPLATES = [
 DATABASES = {
     "default": env.db_url("DATABASE_URL", default=f"sqlite:///{VAR_DIR / 'db.sqlite3'}"),
 }
+# A Unix-socket directory is written percent-encoded in the URL, as libpq reads it
+# (postgres://user@%2Fvar%2Frun%2Fpostgresql/name); django-environ leaves it encoded.
+DATABASES["default"]["HOST"] = unquote(DATABASES["default"].get("HOST", ""))
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # Writers take the lock when the transaction begins, so concurrent requests queue for it
     # instead of failing with "database is locked" half-way through.

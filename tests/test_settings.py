@@ -37,3 +37,24 @@ def test_debug_off_starts_with_both_secrets():
 
 def test_debug_on_uses_dev_values():
     assert import_settings(DEBUG="true").returncode == 0
+
+
+def test_a_database_url_may_name_a_unix_socket_directory():
+    """Percent-encoded, as libpq reads it; django-environ leaves the host encoded."""
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "from django.conf import settings as s; print(s.DATABASES['default']['HOST'])",
+        ],  # fmt: skip
+        env={
+            **os.environ,
+            "DJANGO_SETTINGS_MODULE": "config.settings",
+            "DEBUG": "true",
+            "DATABASE_URL": "postgres://postgres@%2Fvar%2Frun%2Fpostgresql/svc",
+        },
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.stdout.strip() == "/var/run/postgresql", result.stderr
