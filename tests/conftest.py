@@ -88,12 +88,13 @@ def on_postgres() -> bool:
 
 
 def pytest_collection_modifyitems(config, items):
-    """Tests marked `postgres` need real row locks; on the embedded SQLite they are skipped."""
+    """Tests marked `postgres` need PostgreSQL itself (row locks, its indexes, its commit
+    settings); on the embedded SQLite they are skipped."""
     from django.conf import settings
 
     if settings.DATABASES["default"]["ENGINE"].endswith("postgresql"):
         return
-    skip = pytest.mark.skip(reason="needs PostgreSQL row locks; running on embedded SQLite")
+    skip = pytest.mark.skip(reason="needs PostgreSQL (row locks or its own SQL); running on embedded SQLite")
     for item in items:
         if "postgres" in item.keywords:
             item.add_marker(skip)
