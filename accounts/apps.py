@@ -6,10 +6,10 @@ class AccountsConfig(AppConfig):
     name = "accounts"
 
     def ready(self):
-        from accounts import keycache
         from accounts.models import ApiKey, Merchant
+        from api.revision import bump_on_change
 
         # Any saved or deleted key or merchant drops every process's cached lookups.
         for model in (ApiKey, Merchant):
-            post_save.connect(keycache.bump_on_change, sender=model)
-            post_delete.connect(keycache.bump_on_change, sender=model)
+            post_save.connect(bump_on_change, sender=model)
+            post_delete.connect(bump_on_change, sender=model)

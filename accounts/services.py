@@ -9,6 +9,7 @@ from django.utils import timezone
 
 from accounts import keycache, keys
 from accounts.models import ApiKey, Merchant
+from api.revision import bump
 from api.rows import ModelRows
 
 LAST_USED_RESOLUTION = datetime.timedelta(minutes=1)
@@ -60,7 +61,7 @@ def merchant_create(*, name: str, email: str) -> NewMerchant:
 def api_key_revoke(*, api_key: ApiKey) -> ApiKey:
     """Idempotent: revoking a revoked key keeps its first revocation time."""
     ApiKey.objects.filter(pk=api_key.pk, revoked_at__isnull=True).update(revoked_at=timezone.now())
-    keycache.bump()  # update() sends no post_save
+    bump()  # update() sends no post_save
     api_key.refresh_from_db()
     return api_key
 
@@ -76,8 +77,7 @@ def api_key_find(secret: str) -> ApiKey | None:
         return None
     # Cached under the current pepper's hash: what key_hash is once a key has been used.
     current_hash = keys.hash_key(secret, settings.API_KEY_PEPPER)
-    revision = keycache.revision()  # before the database read: see accounts.keycache
-    cached = keycache.get(current_hash, revision)
+    revision, cached = keycache.lookups.get(current_hash)  # read before the database's row
     if cached is not None:
         row, last_used_at = cached
         api_key = _key_with_merchant_from(row)
@@ -92,7 +92,7 @@ def api_key_find(secret: str) -> ApiKey | None:
         api_key.pepper_version = settings.API_KEY_PEPPER_VERSION
         api_key.save(update_fields=["key_hash", "pepper_version"])  # bumps: not worth caching
     else:
-        keycache.put(current_hash, revision, row, api_key.last_used_at)
+        keycache.lookups.put(current_hash, revision, (row, api_key.last_used_at))
     return api_key
 
 

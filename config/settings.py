@@ -206,9 +206,11 @@ API_RATE_LIMITS = {
 if any(limit["rate"] <= 0 or limit["burst"] < 1 for limit in API_RATE_LIMITS.values()):
     raise ImproperlyConfigured("API_RATE_LIMIT_*_RATE must be above 0 and *_BURST at least 1.")
 API_RATE_LIMIT_CACHE = "default"
-# Each web process keeps the API-key lookup in memory, invalidated through a revision in Redis
-# (accounts/keycache.py); off, or without Redis, every request reads the key from the database.
+# Each process keeps the API-key lookup (accounts/keycache.py) and each merchant's webhook
+# endpoint list (the fan-out's) in memory, invalidated through the configuration revision in
+# Redis (api/revision.py); off, or without Redis, they are read from the database every time.
 API_KEY_CACHE = env.bool("API_KEY_CACHE", default=True)
+WEBHOOK_ENDPOINT_CACHE = env.bool("WEBHOOK_ENDPOINT_CACHE", default=True)
 # Request bodies above this are 400 `request_too_large` (Django enforces it on reading).
 DATA_UPLOAD_MAX_MEMORY_SIZE = env.int("API_MAX_BODY_BYTES", default=256 * 1024)
 # How long a claimed Idempotency-Key stays "in use" if its request dies without answering.

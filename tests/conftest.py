@@ -1,11 +1,17 @@
-"""Shared fixtures: a merchant with its four keys, an outsider, and a DRF client per key kind."""
+"""Shared fixtures: a merchant with its four keys, an outsider, a DRF client per key kind, and
+Redis as the cache for the tests of what is cached under the configuration revision."""
+
+import uuid
 
 import pytest
 from django.contrib.auth.models import User
+from django.core.cache import caches
 from django.db import connection
 from rest_framework.test import APIClient
 
 from accounts.services import merchant_create
+from api import revision
+from api.redisclient import primary_client
 from tests.racing import Api
 
 
@@ -81,6 +87,41 @@ def anonymous_api():
 def http(live_server, new_merchant):
     """The merchant's test secret key against a live server: for real parallel requests."""
     return Api(live_server.url, new_merchant.keys["test"]["secret"].secret)
+
+
+def redis_store(location: str) -> dict:
+    # A prefix per test: a bump committed by a test running in parallel (another xdist
+    # worker) cannot invalidate the entries this test counts on.
+    return {
+        "BACKEND": "django.core.cache.backends.redis.RedisCache",
+        "LOCATION": location,
+        "KEY_PREFIX": uuid.uuid4().hex,
+    }
+
+
+@pytest.fixture
+def redis(settings):
+    """Redis as the cache, under a prefix of this test's own (api/revision.py needs Redis)."""
+    if not settings.REDIS_URL:
+        pytest.skip("REDIS_URL is not set: the configuration revision needs Redis")
+    settings.CACHES = {**settings.CACHES, "default": redis_store(settings.REDIS_URL)}
+
+
+@pytest.fixture
+def revision_reads(redis, monkeypatch) -> list:
+    """Grows by one each time this thread asks Redis for the configuration revision: a
+    counting wrapper around the real client's GET."""
+    cache = caches["default"]
+    client, key = primary_client(cache), cache.make_and_validate_key(revision.KEY)
+    reads, get = [], client.get
+
+    def counting_get(name, *args, **kwargs):
+        if name == key:
+            reads.append(name)
+        return get(name, *args, **kwargs)
+
+    monkeypatch.setattr(client, "get", counting_get)
+    return reads
 
 
 def on_postgres() -> bool:

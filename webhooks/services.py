@@ -10,6 +10,7 @@ from django.utils import timezone
 
 from accounts.models import Merchant
 from api.errors import ProcessingFailed, not_found
+from api.revision import RevisionCache, bump
 from api.rows import ModelRows
 from webhooks.crypto import encrypt_secret, new_signing_secret
 from webhooks.models import Delivery, WebhookEndpoint
@@ -38,19 +39,34 @@ def enabled_endpoints(merchant: Merchant, livemode: bool):
 
 
 _ENDPOINT_ROWS = ModelRows(WebhookEndpoint)
+# (merchant id, livemode) -> the rows of its enabled endpoints, as read
+_endpoint_lists = RevisionCache("WEBHOOK_ENDPOINT_CACHE", max_entries=4096)
 
 
 def enabled_endpoint_list(merchant_id: str, livemode: bool) -> list[WebhookEndpoint]:
-    """list(enabled_endpoints(...).order_by("id")), by hand: the fan-out runs it in every
-    transaction that writes an event, and the ORM would spend longer compiling it than
-    running it."""
+    """list(enabled_endpoints(...).order_by("id")), fresh instances each call. The fan-out
+    runs it in every transaction that writes an event, so the rows are kept in each process
+    under the configuration revision (api/revision.py), which every endpoint change replaces
+    after commit: most merchants have no endpoint, and their payments then read nothing.
+    Not for a transaction that has changed endpoints itself: it would keep rows that a
+    rollback undoes (nothing does that; the API changes endpoints in requests of their own)."""
+    key = (merchant_id, livemode)
+    revision, rows = _endpoint_lists.get(key)
+    if rows is None:
+        rows = _enabled_endpoint_rows(merchant_id, livemode)
+        _endpoint_lists.put(key, revision, rows)
+    return [_ENDPOINT_ROWS.instance(row) for row in rows]
+
+
+def _enabled_endpoint_rows(merchant_id: str, livemode: bool) -> tuple:
+    """By hand: the ORM would spend longer compiling it than running it."""
     sql = (
         f"SELECT {_ENDPOINT_ROWS.columns} FROM {WebhookEndpoint._meta.db_table} "
         "WHERE merchant_id = %s AND livemode = %s AND deleted_at IS NULL ORDER BY id"
     )
     with connection.cursor() as cursor:
         cursor.execute(sql, [merchant_id, livemode])
-        return [_ENDPOINT_ROWS.instance(row) for row in cursor.fetchall()]
+        return tuple(cursor.fetchall())
 
 
 def endpoint_get(*, merchant: Merchant, livemode: bool, endpoint_id: str) -> WebhookEndpoint:
@@ -99,6 +115,7 @@ def endpoint_delete(*, endpoint: WebhookEndpoint) -> WebhookEndpoint:
         WebhookEndpoint.objects.filter(pk=endpoint.pk, deleted_at__isnull=True).update(
             deleted_at=now
         )
+        bump()  # update() sends no post_save
         endpoint.deliveries.filter(status=Delivery.Status.PENDING).filter(
             Q(claimed_until__isnull=True) | Q(claimed_until__lte=now)
         ).update(status=Delivery.Status.CANCELED, next_attempt_at=None)

@@ -8,7 +8,6 @@ would.
 
 import datetime
 import logging
-import uuid
 
 import pytest
 from django.db import connection
@@ -18,31 +17,15 @@ from django.utils import timezone
 from accounts import keycache, keys
 from accounts.models import ApiKey
 from accounts.services import api_key_find, api_key_revoke
+from api import revision
 from tests.accounts.test_authentication import assert_error
-from tests.conftest import key_client
+from tests.conftest import key_client, redis_store
 from tests.payments.support import APPROVED, create, error_of
 from tests.payments.test_limits import form_fields
 
 pytestmark = pytest.mark.urls("tests.support.urls")
 
 PATH = "/v1/test/publishable"  # runs no SQL of its own
-
-
-def redis_store(location: str) -> dict:
-    # A prefix per test: a bump committed by a test running in parallel (another xdist
-    # worker) cannot invalidate the entries this test counts on.
-    return {
-        "BACKEND": "django.core.cache.backends.redis.RedisCache",
-        "LOCATION": location,
-        "KEY_PREFIX": uuid.uuid4().hex,
-    }
-
-
-@pytest.fixture
-def redis(settings):
-    if not settings.REDIS_URL:
-        pytest.skip("REDIS_URL is not set: the key cache needs Redis")
-    settings.CACHES = {**settings.CACHES, "default": redis_store(settings.REDIS_URL)}
 
 
 @pytest.fixture
@@ -82,7 +65,7 @@ def test_a_stale_entry_is_served_until_the_bump_then_revocation_is_at_once(
     ApiKey.objects.filter(pk=key.pk).update(revoked_at=timezone.now())  # no signal, no bump
     assert api.get(PATH).status_code == 200  # the entry: what the bump is for
     with django_capture_on_commit_callbacks(execute=True):
-        keycache.bump()
+        revision.bump()
     assert_error(api.get(PATH), 401, "authentication_error", "api_key_revoked")
 
 
@@ -96,13 +79,13 @@ def test_revoking_is_seen_by_the_next_request(redis, api, key, django_capture_on
 def test_a_bump_takes_effect_when_the_transaction_commits(
     redis, db, django_capture_on_commit_callbacks
 ):
-    before = keycache.revision()
+    before = revision.current()
     with django_capture_on_commit_callbacks() as callbacks:
-        keycache.bump()
-    assert keycache.revision() == before  # not committed yet: other processes keep their rows
+        revision.bump()
+    assert revision.current() == before  # not committed yet: other processes keep their rows
     for callback in callbacks:
         callback()
-    assert keycache.revision() != before
+    assert revision.current() != before
 
 
 def test_a_change_committed_during_the_lookup_invalidates_what_it_read(redis, api):
@@ -112,7 +95,7 @@ def test_a_change_committed_during_the_lookup_invalidates_what_it_read(redis, ap
     def bump_during_lookup(execute, sql, params, many, context):
         result = execute(sql, params, many, context)
         if "key_hash" in sql:
-            keycache._set_new_revision()  # another process's commit, while the row is read
+            revision._set_new()  # another process's commit, while the row is read
         return result
 
     with connection.execute_wrapper(bump_during_lookup):
@@ -172,10 +155,10 @@ def test_each_lookup_gets_instances_of_its_own(redis, secret):
 def test_an_unknown_key_is_not_cached(redis, merchant):
     secret = keys.generate_key("secret", livemode=False)
     client = key_client(secret)
-    sizes = len(keycache._entries)
+    sizes = len(keycache.lookups)
     for _ in range(3):
         assert_error(client.get(PATH), 401, "authentication_error", "invalid_api_key")
-    assert len(keycache._entries) == sizes
+    assert len(keycache.lookups) == sizes
     ApiKey.objects.create(  # not committed: no bump reaches the cache
         merchant=merchant,
         kind="secret",
@@ -208,5 +191,5 @@ def test_redis_down_reads_the_database_and_never_fails_authentication(
     assert lookups_for(api) == 2
     with caplog.at_level(logging.ERROR), django_capture_on_commit_callbacks(execute=True):
         assert api_key_revoke(api_key=key).revoked_at is not None  # the bump fails, logged
-    assert "_set_new_revision" in caplog.text
+    assert "_set_new" in caplog.text
     assert_error(api.get(PATH), 401, "authentication_error", "api_key_revoked")
