@@ -135,7 +135,9 @@ def pytest_collection_modifyitems(config, items):
 
     if settings.DATABASES["default"]["ENGINE"].endswith("postgresql"):
         return
-    skip = pytest.mark.skip(reason="needs PostgreSQL (row locks or its own SQL); running on embedded SQLite")
+    skip = pytest.mark.skip(
+        reason="needs PostgreSQL (row locks or its own SQL); running on embedded SQLite"
+    )
     for item in items:
         if "postgres" in item.keywords:
             item.add_marker(skip)
