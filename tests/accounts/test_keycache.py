@@ -171,11 +171,7 @@ def test_an_unknown_key_is_not_cached(redis, merchant):
     assert client.get(PATH).status_code == 200
 
 
-def test_without_redis_every_request_reads_the_database(settings, api):
-    settings.CACHES = {
-        **settings.CACHES,
-        "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
-    }
+def test_without_redis_every_request_reads_the_database(without_redis, api):
     assert lookups_for(api) == 2
 
 

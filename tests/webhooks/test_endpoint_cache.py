@@ -161,11 +161,7 @@ def test_outside_a_request_each_fan_out_reads_the_revision_afresh(
     assert len(revision_reads) == 2
 
 
-def test_without_redis_every_payment_reads_the_endpoints(settings, api):
-    settings.CACHES = {
-        **settings.CACHES,
-        "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
-    }
+def test_without_redis_every_payment_reads_the_endpoints(without_redis, api):
     assert endpoint_reads_of_payments(api) == 2
 
 
