@@ -3,6 +3,7 @@
 # Under CI=true the suite must run on PostgreSQL and Redis: start them if they are down and
 # fail loudly if they cannot be reached. Outside CI they are used when reachable; otherwise the
 # suite runs on the embedded defaults (SQLite + filesystem broker) and says so.
+# TEST_ON=embedded runs it on the embedded defaults whatever is reachable.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=.venv/bin/python
@@ -37,7 +38,10 @@ wait_for() {  # wait_for CHECK URL: up to 30 s
 DB_URL="${DATABASE_URL:-$PG_URL_DEFAULT}"
 BROKER_URL="${REDIS_URL:-$REDIS_URL_DEFAULT}"
 
-if [ "${CI:-}" = "true" ]; then
+if [ "${TEST_ON:-}" = "embedded" ]; then
+  unset DATABASE_URL REDIS_URL
+  echo "NOTE: TEST_ON=embedded: running on the embedded defaults (SQLite + filesystem broker)."
+elif [ "${CI:-}" = "true" ]; then
   pg_reachable "$DB_URL" || { start_postgres; wait_for pg_reachable "$DB_URL"; } \
     || { echo "FATAL: PostgreSQL is not reachable at $DB_URL and could not be started" >&2; exit 1; }
   redis_reachable "$BROKER_URL" || { start_redis; wait_for redis_reachable "$BROKER_URL"; } \
