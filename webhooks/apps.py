@@ -7,6 +7,7 @@ class WebhooksConfig(AppConfig):
 
     def ready(self):
         from api.revision import bump_on_change
+        from webhooks import checks  # noqa: F401  (registers the deploy checks)
         from webhooks.models import WebhookEndpoint
 
         # Any saved or deleted endpoint drops every process's cached endpoint lists.

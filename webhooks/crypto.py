@@ -11,7 +11,7 @@ import secrets
 import string
 from functools import cache
 
-from cryptography.fernet import Fernet, MultiFernet
+from cryptography.fernet import Fernet, InvalidToken, MultiFernet
 from django.conf import settings
 
 SECRET_PREFIX = "svc_whsec_"
@@ -43,8 +43,20 @@ def encrypt_secret(secret: str) -> str:
     return _cipher().encrypt(secret.encode()).decode()
 
 
+class UnreadableSecret(Exception):
+    """A stored secret that none of the configured keys decrypts: a key was dropped from
+    WEBHOOK_ENCRYPTION_KEYS, or DJANGO_SECRET_KEY changed while they were unset."""
+
+
 def decrypt_secret(token: str) -> str:
-    return _cipher().decrypt(token.encode()).decode()
+    try:
+        return _cipher().decrypt(token.encode()).decode()
+    except InvalidToken:
+        raise UnreadableSecret from None
+
+
+def keys_derived_from_secret_key() -> bool:
+    return not settings.WEBHOOK_ENCRYPTION_KEYS
 
 
 class StoredResponses:

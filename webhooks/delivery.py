@@ -28,6 +28,7 @@ from events.catalogue import matches_any
 from events.models import Event
 from events.serializers import event_to_dict
 from webhooks import transport
+from webhooks.crypto import UnreadableSecret
 from webhooks.models import Attempt, Delivery, WebhookEndpoint
 from webhooks.services import enabled_endpoint_list, enabled_endpoints
 from webhooks.signing import active_secrets, signature_header
@@ -439,12 +440,10 @@ def _postpone_stuck_endpoint(endpoint_id: str, now, until) -> None:
         )
 
 
-def delivery_headers(event: Event, endpoint: WebhookEndpoint, body: bytes, now) -> dict:
+def delivery_headers(event: Event, secrets: list[str], body: bytes, now) -> dict:
     return {
         "Content-Type": "application/json; charset=utf-8",
-        "Service-Signature": signature_header(
-            active_secrets(endpoint, now), int(now.timestamp()), body
-        ),
+        "Service-Signature": signature_header(secrets, int(now.timestamp()), body),
         "Service-Event-Id": event.id,
         "Service-Event-Type": event.type,
         "Idempotency-Key": event.id,  # stable across retries, so receivers can deduplicate
@@ -461,16 +460,36 @@ def delivery_attempt(delivery: Delivery) -> Attempt | None:
         )
         return None
     attempted_at = timezone.now()
+    return delivery_record(delivery, _send(event, endpoint, attempted_at), attempted_at)
+
+
+UNREADABLE_SECRET = (
+    "signing secret: none of the configured keys decrypts it (was a key removed from "
+    "WEBHOOK_ENCRYPTION_KEYS, or DJANGO_SECRET_KEY changed while that was unset?); nothing "
+    "was sent"
+)
+
+
+def _send(event: Event, endpoint: WebhookEndpoint, attempted_at) -> transport.Outcome:
+    """The POST, or why it was not made: a failure either way, recorded like any other, so
+    the delivery moves on along its schedule instead of being claimed again and again."""
     try:
         target = check_url(endpoint.url)  # again before every delivery (spec "Delivery request")
     except ValidationFailed as refused:
-        outcome = transport.Outcome(None, "", f"{refused.code}: {refused.message}", 0)
-    else:
-        body = dumps(event_to_dict(event))
-        outcome = transport.post(
-            target, body, delivery_headers(event, endpoint, body, attempted_at)
-        )
-    return delivery_record(delivery, outcome, attempted_at)
+        return transport.Outcome(None, "", f"{refused.code}: {refused.message}", 0)
+    try:
+        secrets = active_secrets(endpoint, attempted_at)
+    except UnreadableSecret:
+        return transport.Outcome(None, "", UNREADABLE_SECRET, 0)
+    body = dumps(event_to_dict(event))
+    return transport.post(target, body, delivery_headers(event, secrets, body, attempted_at))
+
+
+def _storable(text: str | None) -> str | None:
+    """PostgreSQL text cannot hold NUL, and an attempt that cannot be stored would leave its
+    delivery to be claimed again after every lease: NUL becomes U+FFFD, as undecodable bytes
+    do. The body and the error (which may quote the receiver) both come from outside."""
+    return None if text is None else text.replace("\x00", "\ufffd")
 
 
 def next_retry_at(event: Event, failed_attempt: int, now: datetime.datetime):
@@ -499,8 +518,8 @@ def delivery_record(delivery: Delivery, outcome: transport.Outcome, attempted_at
         attempt=number,
         status=Attempt.Status.DELIVERED if outcome.delivered else Attempt.Status.FAILED,
         http_status=outcome.http_status,
-        response_body=outcome.response_body,
-        error=outcome.error,
+        response_body=_storable(outcome.response_body),
+        error=_storable(outcome.error),
         duration_ms=outcome.duration_ms,
         next_retry_at=retry_at,
         attempted_at=attempted_at,

@@ -6,6 +6,14 @@ and the Host header still use the URL's host name. Redirects are not followed (a
 failure), the response body is read only up to its first 2 KB, and the whole exchange is
 bounded by the 10-second timeout.
 
+That timeout is one wall-clock deadline per attempt, not per socket operation: a receiver that
+drips its answer a byte at a time keeps every read short of any read timeout, and would
+otherwise hold the thread (a worker's, or simulate-webhook's web thread) for as long as it
+likes, past the delivery's lease and outside the endpoint's bulkhead. So the TCP connect gets
+the time left, and every TLS socket of the pools is a `_DeadlineSocket`, which gives each
+handshake, send and receive only the time left until the deadline of the attempt its thread
+is making.
+
 Connections are kept alive between deliveries in one pool per target (host name, checked
 address, port and trusted CAs), shared by the worker's threads: consecutive deliveries to a
 receiver reuse a TLS connection instead of a new handshake each (on both sides), and a
@@ -50,12 +58,52 @@ class Outcome:
         return self.http_status is not None and 200 <= self.http_status < 300
 
 
+# The deadline (time.monotonic()) of the attempt this thread is making, if any. A connection
+# is used by one thread at a time, so its socket serves that thread's attempt.
+_attempt = threading.local()
+
+
+def _time_left() -> float | None:
+    deadline = getattr(_attempt, "deadline", None)
+    return None if deadline is None else deadline - time.monotonic()
+
+
+class _DeadlineSocket(ssl.SSLSocket):
+    """Each blocking operation waits at most until the attempt's deadline (each runs under
+    one socket timeout in CPython's ssl module, however many reads it takes)."""
+
+    def _bound(self) -> None:
+        left = _time_left()
+        if left is None:
+            return
+        if left <= 0:
+            raise TimeoutError("the attempt's deadline has passed")
+        self.settimeout(left)
+
+    def do_handshake(self, *args, **kwargs):
+        self._bound()
+        return super().do_handshake(*args, **kwargs)
+
+    def send(self, *args, **kwargs):  # sendall() sends through send()
+        self._bound()
+        return super().send(*args, **kwargs)
+
+    def recv_into(self, *args, **kwargs):  # what http.client's reads come down to
+        self._bound()
+        return super().recv_into(*args, **kwargs)
+
+    def recv(self, *args, **kwargs):
+        self._bound()
+        return super().recv(*args, **kwargs)
+
+
 def _tls_context(extra_ca_bundle: str | None) -> ssl.SSLContext:
     """System CAs plus WEBHOOK_CA_BUNDLE (extra CAs, e.g. a local receiver's in tests)."""
     context = create_urllib3_context()
     context.load_default_certs()
     if extra_ca_bundle:
         context.load_verify_locations(cafile=extra_ca_bundle)
+    context.sslsocket_class = _DeadlineSocket
     return context
 
 
@@ -113,11 +161,10 @@ def _is_ip(value: str) -> bool:
     return True
 
 
-def _read_capped(response: urllib3.HTTPResponse, deadline: float) -> tuple[bytes, bool]:
-    """The first 2 KB of the body, and whether that was all of it. A receiver dripping bytes
-    cannot hold us past the deadline."""
+def _read_capped(response: urllib3.HTTPResponse) -> tuple[bytes, bool]:
+    """The first 2 KB of the body, and whether that was all of it."""
     body = b""
-    while len(body) < MAX_STORED_BODY and time.monotonic() <= deadline:
+    while len(body) < MAX_STORED_BODY:
         chunk = response.read(512)
         if not chunk:
             return body, True
@@ -127,6 +174,14 @@ def _read_capped(response: urllib3.HTTPResponse, deadline: float) -> tuple[bytes
 
 def post(target: CheckedURL, body: bytes, headers: dict[str, str]) -> Outcome:
     started = time.monotonic()
+    _attempt.deadline = started + TIMEOUT_SECONDS
+    try:
+        return _exchange(target, body, headers, started)
+    finally:
+        _attempt.deadline = None
+
+
+def _exchange(target: CheckedURL, body: bytes, headers: dict[str, str], started) -> Outcome:
     try:
         response = _pools.get(target).urlopen(
             "POST",
@@ -136,10 +191,11 @@ def post(target: CheckedURL, body: bytes, headers: dict[str, str]) -> Outcome:
             redirect=False,
             preload_content=False,
             release_conn=False,
+            timeout=urllib3.Timeout(connect=max(_time_left(), 0.001), read=TIMEOUT_SECONDS),
         )
         complete = False
         try:
-            raw, complete = _read_capped(response, started + TIMEOUT_SECONDS)
+            raw, complete = _read_capped(response)
         finally:
             _finish(response, complete=complete)
     except HTTPError as exc:

@@ -3,7 +3,8 @@
 It records every request (headers and the raw body, before any parsing) and answers with
 whatever the test sets on `receiver.reply` (status, body, extra headers), or holds the request
 open until `receiver.release` is set (a slow receiver, or one that is mid-request when a worker
-is killed).
+is killed), or drips its answer a byte at a time (a receiver that keeps every read short of a
+timeout).
 """
 
 import ssl
@@ -20,6 +21,7 @@ class Reply:
     body: bytes = b"ok"
     headers: dict = field(default_factory=dict)
     hold: bool = False  # keep the request open until `release` is set
+    drip: float | None = None  # seconds between the bytes of the answer, headers included
 
 
 @dataclass
@@ -51,12 +53,26 @@ class Receiver:
                 reply = receiver.reply
                 if reply.hold:
                     receiver.release.wait(30)
+                if reply.drip is not None:
+                    return self.drip(reply)
                 self.send_response(reply.status)
                 for name, value in reply.headers.items():
                     self.send_header(name, value)
                 self.send_header("Content-Length", str(len(reply.body)))
                 self.end_headers()
                 self.wfile.write(reply.body)
+
+            def drip(self, reply):
+                head = f"HTTP/1.1 {reply.status} OK\r\nContent-Length: {len(reply.body)}\r\n\r\n"
+                for byte in head.encode() + reply.body:
+                    if receiver.release.wait(reply.drip):
+                        return
+                    try:
+                        self.wfile.write(bytes([byte]))
+                        self.wfile.flush()
+                    except OSError:  # the client gave up and closed the connection
+                        self.close_connection = True
+                        return
 
             def log_message(self, *args):
                 pass

@@ -393,3 +393,45 @@ def test_the_beat_tick_postpones_a_hanging_endpoint(receiver, endpoint_for, emit
         assert due_delivery_ids() == []  # hanging: the rest wait out the timeout
         for waiting in Delivery.objects.filter(pk__in=deliveries[MAX_IN_FLIGHT:]):
             assert waiting.next_attempt_at - timezone.now() >= datetime.timedelta(seconds=9)
+
+
+def test_a_dripping_receiver_ends_as_a_timed_out_attempt(
+    receiver, endpoint_for, emit_event, monkeypatch
+):
+    from webhooks import transport
+
+    monkeypatch.setattr(transport, "TIMEOUT_SECONDS", 0.3)
+    receiver.reply.drip = 0.05  # 2 s for the whole answer, no read waiting more than 0.05 s
+    endpoint_for(receiver)
+    attempt = delivery_run(fan_out_one(emit_event()))
+    assert attempt.status == "failed" and attempt.http_status is None
+    assert attempt.error.startswith("timeout:")
+    delivery = Delivery.objects.get(pk=attempt.delivery_id)
+    assert delivery.claimed_until is None and delivery.status == "pending"  # the place is free
+
+
+def test_a_response_with_a_nul_byte_is_stored(receiver, endpoint_for, emit_event):
+    # PostgreSQL text cannot hold NUL: unstored, the delivery was claimed again after every
+    # lease, forever.
+    receiver.reply.status, receiver.reply.body = 500, b"bad\x00byte"
+    endpoint_for(receiver)
+    attempt = failing_run(receiver, fan_out_one(emit_event()))
+    stored = Attempt.objects.get(pk=attempt.id)
+    assert stored.response_body == "bad\ufffdbyte" and stored.http_status == 500
+    assert Delivery.objects.get(pk=attempt.delivery_id).attempt_count == 1
+
+
+def test_a_secret_that_cannot_be_decrypted_is_a_failed_attempt(
+    receiver, endpoint_for, emit_event, settings
+):
+    settings.WEBHOOK_ENCRYPTION_KEYS = []  # the key is derived from SECRET_KEY
+    endpoint_for(receiver)
+    delivery_id = fan_out_one(emit_event())
+    settings.SECRET_KEY = "rotated-" + settings.SECRET_KEY
+    attempt = failing_run(receiver, delivery_id)
+    assert attempt.http_status is None and attempt.error.startswith("signing secret:")
+    assert "WEBHOOK_ENCRYPTION_KEYS" in attempt.error
+    assert receiver.requests == []  # nothing is sent unsigned
+    delivery = Delivery.objects.get(pk=delivery_id)
+    assert (delivery.attempt_count, delivery.claimed_until) == (1, None)
+    assert delivery.next_attempt_at == attempt.next_retry_at  # on the schedule, to a dead letter

@@ -71,6 +71,19 @@ def test_a_failing_receiver_shows_in_the_response_and_is_retried(api, receiver, 
     assert attempt["next_retry_at"] is not None
 
 
+def test_a_dripping_receiver_does_not_hold_the_web_thread(api, receiver, endpoint_for, monkeypatch):
+    from webhooks import transport
+
+    monkeypatch.setattr(transport, "TIMEOUT_SECONDS", 0.3)
+    receiver.reply.drip = 0.05  # 2 s for the whole answer, no read waiting more than 0.05 s
+    endpoint_for(receiver)
+    response = simulate(api, type="payment.captured")
+    assert response.status_code == 201
+    (attempt,) = response.json()["attempts"]
+    assert (attempt["status"], attempt["http_status"]) == ("failed", None)
+    assert attempt["error"].startswith("timeout:")
+
+
 def test_only_the_named_endpoint(api, receiver, endpoint_for):
     endpoint_for(receiver)
     chosen, _ = endpoint_for(receiver)

@@ -47,3 +47,16 @@ def test_a_connection_is_reused_only_for_the_host_it_was_verified_for(webhook_ca
         assert by_address.headers["Host"] == f"127.0.0.1:{receiver.port}"
     finally:
         receiver.close()
+
+
+def test_a_receiver_dripping_its_answer_is_cut_off_at_the_attempts_deadline(receiver, monkeypatch):
+    # Each byte comes well within a read timeout; the whole answer would take 2 s.
+    monkeypatch.setattr(transport, "TIMEOUT_SECONDS", 0.3)
+    receiver.reply = Reply(body=b"x" * 20, drip=0.05)
+    outcome = post(receiver.url())
+    assert (outcome.http_status, outcome.delivered) == (None, False)
+    assert outcome.error.startswith("timeout:")
+    receiver.reply = Reply()
+    assert post(receiver.url()).delivered  # the cut-off connection is not reused
+    first, second = peers(receiver)
+    assert first != second
