@@ -55,6 +55,23 @@ class ModelRows:
         return len(self.fields)
 
 
+class Columns:
+    """Quoted names for hand-written SQL, from the model's metadata: `.table`, and each field's
+    column by its name (`Columns(Delivery, "d").claimed_until` is `"d"."claimed_until"`), so no
+    statement spells a column (or forgets a db_column) by hand."""
+
+    def __init__(self, model, alias: str | None = None, using: str = DEFAULT_DB_ALIAS):
+        quote = connections[using].ops.quote_name
+        self.table = quote(model._meta.db_table)
+        self._prefix = f"{quote(alias)}." if alias else ""
+        self._meta, self._quote = model._meta, quote
+
+    def __getattr__(self, name: str) -> str:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return self._prefix + self._quote(self._meta.get_field(name).column)
+
+
 def insert_sql(
     model,
     rows: list[dict],

@@ -232,7 +232,7 @@ LOGGING = {
     "loggers": {"django.request": {"level": "ERROR"}},
 }
 # Called by events.emit() inside the transaction that writes events (docs/webhooks.md).
-EVENT_FAN_OUT_HOOKS: list[str] = ["webhooks.tasks.fan_out_in_transaction"]
+EVENT_FAN_OUT_HOOKS: list[str] = ["webhooks.services.fan_out_in_transaction"]
 
 # --- webhooks (docs/webhooks.md) -------------------------------------------------------------
 # CIDRs exempt from the private-address rule (local receivers); a malformed one fails loudly.

@@ -9,7 +9,6 @@ normal retry schedule. Its `data.object` (docs/webhooks.md "simulate-webhook"):
 - none exists: a synthetic sample whose ids are all `<prefix>_0000000000000000000000TEST`.
 """
 
-from django.db import transaction
 from django.utils import timezone
 from rest_framework import serializers
 from rest_framework.response import Response
@@ -21,12 +20,9 @@ from api.validation import validated
 from api.views import ServiceAPIView
 from events.catalogue import EVENT_TYPES, family_of
 from events.models import Event
-from events.services import emit
-from webhooks.delivery import deliveries_create_claimed, delivery_attempt, endpoints_for
 from webhooks.selectors import events_of
 from webhooks.serializers import event_with_attempts
-from webhooks.services import enabled_endpoints
-from webhooks.views import subscriber_endpoint
+from webhooks.services import simulated_event_deliver, subscribers
 
 FAMILY_ID_PREFIX = {
     "payment": "pay",
@@ -178,16 +174,6 @@ def resource_object(merchant, event_type: str, resource: str | None) -> dict:
     return synthetic_object(event_type)
 
 
-def simulate_webhook(*, merchant, event_type: str, obj: dict, endpoints) -> Event:
-    with transaction.atomic():
-        # Delivered inline below, to the endpoints asked for: no fan-out of its own.
-        event = emit(merchant=merchant, livemode=False, type=event_type, obj=obj, fan_out=False)
-        deliveries = deliveries_create_claimed(event, endpoints)
-    for delivery in deliveries:  # after the commit: no network call inside a transaction
-        delivery_attempt(delivery)
-    return event
-
-
 class SimulateInput(serializers.Serializer):
     type = serializers.ChoiceField(choices=sorted(EVENT_TYPES))
     endpoint = StrictCharField(required=False, allow_null=True)
@@ -199,14 +185,14 @@ class SimulateWebhook(ServiceAPIView):
 
     def post(self, request):
         body = validated(SimulateInput, request.data)
-        event_type, endpoint_id = body["type"], body.get("endpoint")
-        if endpoint_id:
-            candidates = [subscriber_endpoint(request, endpoint_id)]
-        else:
-            candidates = list(enabled_endpoints(request.merchant, False))
-        endpoints = endpoints_for(event_type, candidates)
-        obj = resource_object(request.merchant, event_type, body.get("resource"))
-        event = simulate_webhook(
-            merchant=request.merchant, event_type=event_type, obj=obj, endpoints=endpoints
+        endpoints = subscribers(
+            merchant=request.merchant,
+            livemode=False,
+            event_type=body["type"],
+            endpoint_id=body.get("endpoint") or None,
+        )
+        obj = resource_object(request.merchant, body["type"], body.get("resource"))
+        event = simulated_event_deliver(
+            merchant=request.merchant, event_type=body["type"], obj=obj, endpoints=endpoints
         )
         return Response(event_with_attempts(event), status=201)

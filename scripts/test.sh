@@ -3,7 +3,8 @@
 # Under CI=true the suite must run on PostgreSQL and Redis: start them if they are down and
 # fail loudly if they cannot be reached. Outside CI they are used when reachable; otherwise the
 # suite runs on the embedded defaults (SQLite + filesystem broker) and says so.
-# TEST_ON=embedded runs it on the embedded defaults whatever is reachable.
+# TEST_ON=embedded runs it on the embedded defaults whatever is reachable. Under CI=true the
+# suite then runs a second time, on the embedded defaults.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=.venv/bin/python
@@ -59,4 +60,11 @@ echo "test database: ${DATABASE_URL:-embedded SQLite}; broker: ${REDIS_URL:-embe
 .venv/bin/ruff check .
 .venv/bin/ruff format --check .
 .venv/bin/lint-imports
+if [ "${CI:-}" = "true" ] && [ "${TEST_ON:-}" != "embedded" ]; then
+  # CI also runs the suite on the embedded defaults, which `make run` uses: their code paths
+  # (SQLite, the filesystem broker) are tested too. -rs lists every skip with its reason.
+  .venv/bin/pytest -p no:cacheprovider "$@"
+  echo "NOTE: CI: the suite again, on the embedded defaults (SQLite + filesystem broker)."
+  exec env -u DATABASE_URL -u REDIS_URL .venv/bin/pytest -p no:cacheprovider -rs "$@"
+fi
 exec .venv/bin/pytest -p no:cacheprovider "$@"

@@ -6,7 +6,7 @@ from django.contrib import admin
 from api.errors import ProcessingFailed
 from events.models import Event
 from webhooks.models import Attempt, DeadLetter, Delivery, WebhookEndpoint
-from webhooks.operations import requeue_dead_letters, resend_event
+from webhooks.services import requeue_dead_letters, resend_event
 
 ATTEMPT_FIELDS = (
     "id",

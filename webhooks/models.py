@@ -46,6 +46,25 @@ class WebhookEndpoint(models.Model):
         return "enabled" if self.deleted_at is None else "disabled"
 
 
+class DeliveryQuerySet(models.QuerySet):
+    """The conditions of the delivery lifecycle, written once for the ORM (their SQL twins
+    are in webhooks/statements/postgresql.py, held to the same contract by a shared test)."""
+
+    def waiting(self, now):
+        """Pending and not leased: no attempt is being made right now."""
+        return self.filter(status=Delivery.Status.PENDING).filter(
+            Q(claimed_until__isnull=True) | Q(claimed_until__lte=now)
+        )
+
+    def claimable(self, now):
+        """Waiting, and due."""
+        return self.waiting(now).filter(next_attempt_at__lte=now)
+
+    def in_flight(self, now):
+        """Leased: a worker is making an attempt right now."""
+        return self.filter(status=Delivery.Status.PENDING, claimed_until__gt=now)
+
+
 class Delivery(models.Model):
     """The work of getting one event to one endpoint. `next_attempt_at` is when it is next due
     (null once finished); `claimed_until` is the lease of the worker trying it now, so a worker
@@ -73,6 +92,8 @@ class Delivery(models.Model):
     # while a backlog drains, and re-sends one if that nudge was lost.
     enqueued_until = models.DateTimeField(null=True, blank=True)
     created = models.DateTimeField(default=timezone.now)
+
+    objects = DeliveryQuerySet.as_manager()
 
     class Meta:
         verbose_name_plural = "deliveries"

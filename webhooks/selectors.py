@@ -1,10 +1,58 @@
-"""Reads shared by the events views, the admin and the operator commands."""
+"""Reads shared by the views, the admin, the operator commands, the fan-out and the beat
+tasks."""
 
 import datetime
 
+from django.db import connection
+from django.db.models import Q
+from django.utils import timezone
+
 from api.errors import NotFound
+from api.revision import RevisionCache
+from api.rows import Columns, ModelRows
 from events.models import Event
-from webhooks.models import Delivery
+from webhooks.models import Delivery, WebhookEndpoint
+
+DUE_BATCH = 500
+UNDISPATCHED_GRACE = datetime.timedelta(minutes=1)
+
+
+def enabled_endpoints(merchant, livemode: bool):
+    return WebhookEndpoint.objects.filter(
+        merchant=merchant, livemode=livemode, deleted_at__isnull=True
+    )
+
+
+_ENDPOINT_ROWS = ModelRows(WebhookEndpoint)
+# (merchant id, livemode) -> the rows of its enabled endpoints, as read
+_endpoint_lists = RevisionCache("WEBHOOK_ENDPOINT_CACHE", max_entries=4096)
+
+
+def enabled_endpoint_list(merchant_id: str, livemode: bool) -> list[WebhookEndpoint]:
+    """list(enabled_endpoints(...).order_by("id")), fresh instances each call. The fan-out
+    runs it in every transaction that writes an event, so the rows are kept in each process
+    under the configuration revision (api/revision.py), which every endpoint change replaces
+    after commit: most merchants have no endpoint, and their payments then read nothing.
+    Not for a transaction that has changed endpoints itself: it would keep rows that a
+    rollback undoes (nothing does that; the API changes endpoints in requests of their own)."""
+    key = (merchant_id, livemode)
+    revision, rows = _endpoint_lists.get(key)
+    if rows is None:
+        rows = _enabled_endpoint_rows(merchant_id, livemode)
+        _endpoint_lists.put(key, revision, rows)
+    return [_ENDPOINT_ROWS.instance(row) for row in rows]
+
+
+def _enabled_endpoint_rows(merchant_id: str, livemode: bool) -> tuple:
+    """By hand: the ORM would spend longer compiling it than running it."""
+    w = Columns(WebhookEndpoint)
+    sql = (
+        f"SELECT {_ENDPOINT_ROWS.columns} FROM {w.table} WHERE {w.merchant} = %s"
+        f" AND {w.livemode} = %s AND {w.deleted_at} IS NULL ORDER BY {w.id}"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [merchant_id, livemode])
+        return tuple(cursor.fetchall())
 
 
 def events_of(merchant, livemode: bool, *, type: str | None = None, resource: str | None = None):
@@ -32,3 +80,20 @@ def dead_letters(*, merchant_id: str | None = None, since: datetime.datetime | N
     if since:
         deliveries = deliveries.filter(event__created__gte=since)
     return deliveries.select_related("event", "endpoint").order_by("event_id", "endpoint_id")
+
+
+def due_without_nudge(now, limit: int) -> list[tuple[str, str]]:
+    """(delivery id, endpoint id) of claimable deliveries without a live nudge, oldest first:
+    what the beat tick considers nudging."""
+    due = Delivery.objects.claimable(now).filter(
+        Q(enqueued_until__isnull=True) | Q(enqueued_until__lte=now)
+    )
+    return list(due.order_by("next_attempt_at").values_list("pk", "endpoint_id")[:limit])
+
+
+def undispatched_event_ids(limit: int = DUE_BATCH) -> list[str]:
+    """Events whose fan-out never happened (written with the hooks off, or lost to a crash).
+    Events younger than a minute are left to their own."""
+    cutoff = timezone.now() - UNDISPATCHED_GRACE
+    events = Event.objects.filter(dispatched_at__isnull=True, created__lte=cutoff)
+    return list(events.order_by("created").values_list("pk", flat=True)[:limit])

@@ -1,19 +1,34 @@
-"""Writes on webhook endpoints (spec "Webhook endpoints"). Each returns the endpoint and, on
-create and roll, the plaintext secret, which is shown to the merchant once and never stored."""
+"""What the API, the admin, the operator commands, the sandbox and `events.emit()` call on
+webhooks: writes on endpoints (spec "Webhook endpoints"; create and roll return the plaintext
+secret, shown to the merchant once and never stored), resend and requeue, simulate-webhook's
+inline delivery, and the fan-out hook of the transactions that write events.
+
+Resend and requeue reopen the deliveries in the database, then nudge the workers. The rows are
+the truth; a lost nudge is picked up by the beat tick within seconds."""
 
 import datetime
 from dataclasses import dataclass
+from functools import partial
 
-from django.db import connection, transaction
-from django.db.models import Q
+from django.db import transaction
 from django.utils import timezone
 
 from accounts.models import Merchant
-from api.errors import ProcessingFailed, not_found
-from api.revision import RevisionCache, bump
-from api.rows import ModelRows
+from api.errors import NotFound, ProcessingFailed, not_found
+from events.models import Event
+from events.services import emit
+from webhooks.attempts import delivery_attempt
 from webhooks.crypto import encrypt_secret, new_signing_secret
+from webhooks.fanout import (
+    deliveries_create_claimed,
+    deliveries_for,
+    deliveries_reopen,
+    endpoints_for,
+    event_deliveries_reopen,
+)
 from webhooks.models import Delivery, WebhookEndpoint
+from webhooks.selectors import enabled_endpoints
+from webhooks.tasks import enqueue_deliveries
 from webhooks.urlguard import check_url
 
 MAX_ENABLED_ENDPOINTS = 16  # per merchant and environment (spec "Limits")
@@ -32,49 +47,28 @@ def _lock_merchant(merchant: Merchant) -> None:
     Merchant.objects.select_for_update().filter(pk=merchant.pk).first()
 
 
-def enabled_endpoints(merchant: Merchant, livemode: bool):
-    return WebhookEndpoint.objects.filter(
-        merchant=merchant, livemode=livemode, deleted_at__isnull=True
-    )
-
-
-_ENDPOINT_ROWS = ModelRows(WebhookEndpoint)
-# (merchant id, livemode) -> the rows of its enabled endpoints, as read
-_endpoint_lists = RevisionCache("WEBHOOK_ENDPOINT_CACHE", max_entries=4096)
-
-
-def enabled_endpoint_list(merchant_id: str, livemode: bool) -> list[WebhookEndpoint]:
-    """list(enabled_endpoints(...).order_by("id")), fresh instances each call. The fan-out
-    runs it in every transaction that writes an event, so the rows are kept in each process
-    under the configuration revision (api/revision.py), which every endpoint change replaces
-    after commit: most merchants have no endpoint, and their payments then read nothing.
-    Not for a transaction that has changed endpoints itself: it would keep rows that a
-    rollback undoes (nothing does that; the API changes endpoints in requests of their own)."""
-    key = (merchant_id, livemode)
-    revision, rows = _endpoint_lists.get(key)
-    if rows is None:
-        rows = _enabled_endpoint_rows(merchant_id, livemode)
-        _endpoint_lists.put(key, revision, rows)
-    return [_ENDPOINT_ROWS.instance(row) for row in rows]
-
-
-def _enabled_endpoint_rows(merchant_id: str, livemode: bool) -> tuple:
-    """By hand: the ORM would spend longer compiling it than running it."""
-    sql = (
-        f"SELECT {_ENDPOINT_ROWS.columns} FROM {WebhookEndpoint._meta.db_table} "
-        "WHERE merchant_id = %s AND livemode = %s AND deleted_at IS NULL ORDER BY id"
-    )
-    with connection.cursor() as cursor:
-        cursor.execute(sql, [merchant_id, livemode])
-        return tuple(cursor.fetchall())
-
-
 def endpoint_get(*, merchant: Merchant, livemode: bool, endpoint_id: str) -> WebhookEndpoint:
     """An enabled endpoint of this merchant and mode; 404 for anything else."""
     endpoint = enabled_endpoints(merchant, livemode).filter(pk=endpoint_id).first()
     if endpoint is None:
         raise not_found("webhook endpoint")
     return endpoint
+
+
+def subscribers(
+    *, merchant: Merchant | str, livemode: bool, event_type: str, endpoint_id: str | None = None
+) -> list[WebhookEndpoint]:
+    """The `endpoint` parameter of resend and simulate-webhook: that enabled endpoint of this
+    merchant and mode (else 404 naming the parameter), or all of them when None; then those
+    subscribed to the type (else 422 `no_matching_endpoint`)."""
+    if endpoint_id is None:
+        return endpoints_for(event_type, list(enabled_endpoints(merchant, livemode)))
+    try:
+        endpoint = endpoint_get(merchant=merchant, livemode=livemode, endpoint_id=endpoint_id)
+    except NotFound as missing:
+        missing.param = "endpoint"
+        raise
+    return endpoints_for(event_type, [endpoint])
 
 
 def endpoint_create(
@@ -112,15 +106,14 @@ def endpoint_delete(*, endpoint: WebhookEndpoint) -> WebhookEndpoint:
     and is recorded. Attempt history is kept (spec "Retries and dead letter" 5)."""
     now = timezone.now()
     with transaction.atomic():
-        WebhookEndpoint.objects.filter(pk=endpoint.pk, deleted_at__isnull=True).update(
-            deleted_at=now
+        locked = WebhookEndpoint.objects.select_for_update().get(pk=endpoint.pk)
+        if locked.deleted_at is None:
+            locked.deleted_at = now
+            locked.save(update_fields=["deleted_at"])  # post_save drops the cached lists
+        Delivery.objects.waiting(now).filter(endpoint=locked).update(
+            status=Delivery.Status.CANCELED, next_attempt_at=None
         )
-        bump()  # update() sends no post_save
-        endpoint.deliveries.filter(status=Delivery.Status.PENDING).filter(
-            Q(claimed_until__isnull=True) | Q(claimed_until__lte=now)
-        ).update(status=Delivery.Status.CANCELED, next_attempt_at=None)
-    endpoint.refresh_from_db()
-    return endpoint
+    return locked
 
 
 def endpoint_roll_secret(*, endpoint: WebhookEndpoint) -> EndpointWithSecret:
@@ -142,3 +135,47 @@ def endpoint_roll_secret(*, endpoint: WebhookEndpoint) -> EndpointWithSecret:
             ]
         )
     return EndpointWithSecret(locked, secret)
+
+
+def resend_event(*, event: Event, endpoint_id: str | None = None) -> list[str]:
+    """Another attempt now for each endpoint subscribed to the event (or the one named, see
+    `subscribers`). -> ids of the deliveries made due again."""
+    endpoints = subscribers(
+        merchant=event.merchant_id,
+        livemode=event.livemode,
+        event_type=event.type,
+        endpoint_id=endpoint_id,
+    )
+    delivery_ids = event_deliveries_reopen(event, endpoints)
+    enqueue_deliveries(delivery_ids)
+    return delivery_ids
+
+
+def requeue_dead_letters(deliveries) -> list[str]:
+    delivery_ids = deliveries_reopen(list(deliveries))
+    enqueue_deliveries(delivery_ids)
+    return delivery_ids
+
+
+def simulated_event_deliver(
+    *, merchant: Merchant, event_type: str, obj: dict, endpoints: list[WebhookEndpoint]
+) -> Event:
+    """simulate-webhook: a real test-mode event, delivered inline to `endpoints` (see
+    `subscribers`) after its commit, so the caller can show the receivers' answers."""
+    with transaction.atomic():
+        # Delivered below, to the endpoints asked for: no fan-out of its own.
+        event = emit(merchant=merchant, livemode=False, type=event_type, obj=obj, fan_out=False)
+        deliveries = deliveries_create_claimed(event, endpoints)
+    for delivery in deliveries:  # after the commit: no network call inside a transaction
+        delivery_attempt(delivery)
+    return event
+
+
+def fan_out_in_transaction(events) -> None:
+    """settings.EVENT_FAN_OUT_HOOKS: the deliveries of the events just written, in the same
+    transaction, and the nudges they are worth once it commits (a lost nudge is found by the
+    beat tick: the delivery row stays due)."""
+    delivery_ids = deliveries_for(events)
+    if delivery_ids:
+        # robust: a broker outage after commit must not turn a committed change into a 500.
+        transaction.on_commit(partial(enqueue_deliveries, delivery_ids), robust=True)

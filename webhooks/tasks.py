@@ -2,28 +2,21 @@
 beat tasks find in the database whatever a lost or duplicated nudge left behind."""
 
 import logging
-from functools import partial
 
 from celery import shared_task
-from django.db import transaction
 from kombu.exceptions import OperationalError
 
-from webhooks.delivery import (
-    deliveries_drain,
-    deliveries_for,
-    deliveries_mark_enqueued,
-    delivery_run,
-    due_delivery_ids,
-    events_fan_out,
-    undispatched_event_ids,
-)
+from webhooks.attempts import deliveries_drain, delivery_run
+from webhooks.claims import deliveries_mark_enqueued, due_delivery_ids
+from webhooks.fanout import events_fan_out
+from webhooks.selectors import undispatched_event_ids
 
 log = logging.getLogger(__name__)
 
 
 def enqueue_deliveries(delivery_ids: list[str]) -> None:
     """Nudge a worker per delivery (callers send only as many as the endpoints have free
-    places: delivery.Load.nudges_wanted). With the broker down the rows stay due, and the beat
+    places: bulkhead.Load.nudges_wanted). With the broker down the rows stay due, and the beat
     tick enqueues them once it is back, so the caller's request does not fail for it."""
     for delivery_id in delivery_ids:
         try:
@@ -33,16 +26,6 @@ def enqueue_deliveries(delivery_ids: list[str]) -> None:
                 "broker unavailable: %d deliveries left to the beat tick", len(delivery_ids)
             )
             return
-
-
-def fan_out_in_transaction(events) -> None:
-    """settings.EVENT_FAN_OUT_HOOKS: the deliveries of the events just written, in the same
-    transaction, and the nudges they are worth once it commits (a lost nudge is found by the
-    beat tick: the delivery row stays due)."""
-    delivery_ids = deliveries_for(events)
-    if delivery_ids:
-        # robust: a broker outage after commit must not turn a committed change into a 500.
-        transaction.on_commit(partial(enqueue_deliveries, delivery_ids), robust=True)
 
 
 @shared_task

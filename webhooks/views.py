@@ -2,12 +2,10 @@
 
 from rest_framework.response import Response
 
-from api.errors import NotFound
 from api.views import ServiceAPIView
 from events.serializers import event_to_dict
 from webhooks import selectors, services
 from webhooks.crypto import StoredResponses
-from webhooks.operations import resend_event
 from webhooks.serializers import (
     EndpointInput,
     ResendInput,
@@ -20,7 +18,7 @@ class EndpointList(ServiceAPIView):
     stored_response_cipher = StoredResponses()  # a create's response shows the secret
 
     def get(self, request):
-        endpoints = services.enabled_endpoints(request.merchant, request.livemode)
+        endpoints = selectors.enabled_endpoints(request.merchant, request.livemode)
         return Response(self.paginated(endpoints, id_prefix="whe", serialize=endpoint_to_dict))
 
     def post(self, request):
@@ -85,20 +83,5 @@ class EventResend(ServiceAPIView):
         event = selectors.event_get(
             merchant=request.merchant, livemode=request.livemode, event_id=event_id
         )
-        endpoint = None
-        if body.validated_data.get("endpoint"):
-            endpoint = subscriber_endpoint(request, body.validated_data["endpoint"])
-        resend_event(event=event, endpoint=endpoint)
+        services.resend_event(event=event, endpoint_id=body.validated_data.get("endpoint") or None)
         return Response(event_with_attempts(event), status=202)
-
-
-def subscriber_endpoint(request, endpoint_id: str):
-    """The `endpoint` parameter of resend and simulate-webhook: an enabled endpoint of this
-    merchant and mode, else 404 naming the parameter."""
-    try:
-        return services.endpoint_get(
-            merchant=request.merchant, livemode=request.livemode, endpoint_id=endpoint_id
-        )
-    except NotFound as missing:
-        missing.param = "endpoint"
-        raise

@@ -20,19 +20,12 @@ from django.core import mail
 from django.utils import timezone
 
 from events.models import Event
-from webhooks.delivery import (
-    ENQUEUED_GRACE,
-    LEASE,
-    MAX_IN_FLIGHT_PER_ENDPOINT,
-    deliveries_drain,
-    delivery_attempt,
-    delivery_claim,
-    delivery_run,
-    due_delivery_ids,
-    events_fan_out,
-    undispatched_event_ids,
-)
+from webhooks.attempts import deliveries_drain, delivery_attempt, delivery_run
+from webhooks.bulkhead import ENQUEUED_GRACE, LEASE, MAX_IN_FLIGHT_PER_ENDPOINT
+from webhooks.claims import delivery_claim, due_delivery_ids
+from webhooks.fanout import events_fan_out
 from webhooks.models import Attempt, Delivery
+from webhooks.selectors import undispatched_event_ids
 from webhooks.services import endpoint_delete, endpoint_roll_secret
 from webhooks.tasks import deliver_due, dispatch_events
 

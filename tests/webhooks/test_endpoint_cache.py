@@ -1,5 +1,5 @@
 """The fan-out's endpoint list, cached per process under the configuration revision
-(webhooks.services.enabled_endpoint_list, api/revision.py): a payment of a merchant seen
+(webhooks.selectors.enabled_endpoint_list, api/revision.py): a payment of a merchant seen
 before reads no endpoint and one revision per request, every committed endpoint change is seen
 by the next request, outside a request the revision is read afresh, and without Redis nothing
 is cached.
@@ -15,14 +15,10 @@ from django.test.utils import CaptureQueriesContext
 
 from api import revision
 from tests.payments.support import payment_body, tokenize
-from webhooks.delivery import delivery_run
+from webhooks.attempts import delivery_run
 from webhooks.models import Delivery, WebhookEndpoint
-from webhooks.services import (
-    enabled_endpoint_list,
-    endpoint_create,
-    endpoint_delete,
-    endpoint_roll_secret,
-)
+from webhooks.selectors import enabled_endpoint_list
+from webhooks.services import endpoint_create, endpoint_delete, endpoint_roll_secret
 from webhooks.tasks import dispatch_events
 
 URL = "https://93.184.215.14/hooks"  # a public address: no DNS, and nothing is sent to it

@@ -5,7 +5,8 @@ import pytest
 
 from events.models import Event
 from tests.webhooks.conftest import payment_object
-from webhooks.delivery import delivery_run, events_fan_out
+from webhooks.attempts import delivery_run
+from webhooks.fanout import events_fan_out
 from webhooks.models import Delivery
 
 pytestmark = pytest.mark.django_db

@@ -10,7 +10,8 @@ from django.core.management import CommandError, call_command
 from django.utils import timezone
 
 from events.models import Event
-from webhooks.delivery import delivery_run, events_fan_out
+from webhooks.attempts import delivery_run
+from webhooks.fanout import events_fan_out
 from webhooks.models import Delivery
 
 pytestmark = pytest.mark.django_db

@@ -22,7 +22,9 @@ from config.celery import app
 from events.services import emit
 from tests.e2e.processes import celery_worker, wait_for
 from tests.webhooks.conftest import payment_object
-from webhooks.delivery import LEASE, delivery_run, due_delivery_ids
+from webhooks.attempts import delivery_run
+from webhooks.bulkhead import LEASE
+from webhooks.claims import due_delivery_ids
 from webhooks.models import Attempt, Delivery
 
 pytestmark = [

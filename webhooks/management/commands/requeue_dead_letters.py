@@ -3,8 +3,8 @@ import json
 from django.core.management.base import BaseCommand, CommandError
 
 from api.fields import parse_time_filter
-from webhooks.operations import requeue_dead_letters
 from webhooks.selectors import dead_letters
+from webhooks.services import requeue_dead_letters
 
 
 class Command(BaseCommand):

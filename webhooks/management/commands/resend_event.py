@@ -4,8 +4,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from api.errors import ServiceError
 from events.models import Event
-from webhooks.operations import resend_event
-from webhooks.services import endpoint_get
+from webhooks.services import resend_event
 
 
 class Command(BaseCommand):
@@ -22,16 +21,11 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args, event_id, endpoint, as_json, **options):
-        event = Event.objects.select_related("merchant").filter(pk=event_id).first()
+        event = Event.objects.filter(pk=event_id).first()
         if event is None:
             raise CommandError(f"No event {event_id}.")
         try:
-            target = None
-            if endpoint:
-                target = endpoint_get(
-                    merchant=event.merchant, livemode=event.livemode, endpoint_id=endpoint
-                )
-            delivery_ids = resend_event(event=event, endpoint=target)
+            delivery_ids = resend_event(event=event, endpoint_id=endpoint or None)
         except ServiceError as refused:
             raise CommandError(f"{refused.code}: {refused.message}") from None
         if as_json:

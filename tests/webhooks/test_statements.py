@@ -1,0 +1,145 @@
+"""The delivery statements' contract (webhooks/statements/__init__.py), one test per promise,
+run against each backend module the database can run: the hand-written PostgreSQL one, and
+the portable ORM one, which the embedded SQLite uses and which runs on PostgreSQL too, so
+every CI run holds both to the same behaviour."""
+
+import datetime
+
+import pytest
+from django.db import connection
+from django.utils import timezone
+
+from webhooks.bulkhead import LEASE, MAX_IN_FLIGHT_PER_ENDPOINT, Load
+from webhooks.models import Attempt, Delivery
+from webhooks.services import endpoint_create
+from webhooks.statements import portable, postgresql
+
+pytestmark = pytest.mark.django_db
+URL = "https://93.184.215.14/hooks"  # a public address: no DNS, and nothing is sent to it
+SECOND = datetime.timedelta(seconds=1)
+
+
+@pytest.fixture(params=["portable", "postgresql"])
+def backend(request):
+    if request.param == "postgresql" and connection.vendor != "postgresql":
+        pytest.skip("the hand-written statements are PostgreSQL's only")
+    return {"portable": portable, "postgresql": postgresql}[request.param]
+
+
+@pytest.fixture
+def now():
+    return timezone.now()
+
+
+@pytest.fixture
+def new_endpoint(merchant):
+    def make():
+        return endpoint_create(merchant=merchant, livemode=False, url=URL).endpoint
+
+    return make
+
+
+@pytest.fixture
+def new_delivery(emit_event, new_endpoint, now):
+    """new_delivery(endpoint=None, **fields): a delivery of a new event, due now."""
+
+    def make(endpoint=None, **fields):
+        fields.setdefault("next_attempt_at", now)
+        return Delivery.objects.create(
+            event=emit_event(), endpoint=endpoint or new_endpoint(), **fields
+        )
+
+    return make
+
+
+def test_claim_leases_a_due_delivery_and_loads_its_event_and_endpoint(backend, new_delivery, now):
+    delivery = new_delivery()
+    claimed = backend.claim(delivery.id, now, now + LEASE)
+    assert claimed.id == delivery.id and claimed.claimed_until == now + LEASE
+    assert claimed.event.id == delivery.event_id and claimed.event.data == delivery.event.data
+    assert claimed.endpoint.id == delivery.endpoint_id and claimed.endpoint.url == URL
+    assert Delivery.objects.get(pk=delivery.id).claimed_until == now + LEASE
+
+
+def test_claim_refuses_what_is_leased_not_due_or_finished(backend, new_delivery, now):
+    leased = new_delivery(claimed_until=now + SECOND)
+    later = new_delivery(next_attempt_at=now + SECOND)
+    done = new_delivery(status=Delivery.Status.DELIVERED)
+    for delivery in (leased, later, done):
+        assert backend.claim(delivery.id, now, now + LEASE) is None
+    assert backend.claim(leased.id, now + SECOND, now + LEASE).id == leased.id  # lease ran out
+
+
+def test_claim_next_takes_the_oldest_due_and_skips_full_endpoints(
+    backend, new_delivery, new_endpoint, now
+):
+    full, free = new_endpoint(), new_endpoint()
+    for _ in range(MAX_IN_FLIGHT_PER_ENDPOINT):
+        new_delivery(full, claimed_until=now + LEASE)
+    new_delivery(full, next_attempt_at=now - 3 * SECOND)  # oldest, but its endpoint is full
+    newer = new_delivery(free, next_attempt_at=now - SECOND)
+    older = new_delivery(free, next_attempt_at=now - 2 * SECOND)
+    new_delivery(free, next_attempt_at=now + SECOND)  # not due
+    assert backend.claim_next(now, now + LEASE).id == older.id
+    assert backend.claim_next(now, now + LEASE).id == newer.id
+    assert backend.claim_next(now, now + LEASE) is None
+
+
+def test_in_flight_counts_the_endpoints_leases_but_one(backend, new_delivery, new_endpoint, now):
+    endpoint = new_endpoint()
+    mine = new_delivery(endpoint, claimed_until=now + LEASE)
+    new_delivery(endpoint, claimed_until=now + 2 * SECOND)
+    new_delivery(endpoint, claimed_until=now + LEASE)
+    new_delivery(endpoint, claimed_until=now - SECOND)  # ran out
+    new_delivery(claimed_until=now + SECOND)  # another endpoint's
+    assert backend.in_flight(endpoint.id, now, excluding=mine.id) == Load(2, now + 2 * SECOND)
+    assert backend.in_flight(new_endpoint().id, now, excluding=mine.id) == Load(0, None)
+
+
+def test_loads_count_leases_and_live_nudges_per_endpoint(backend, new_delivery, new_endpoint, now):
+    busy, nudged, idle = new_endpoint(), new_endpoint(), new_endpoint()
+    new_delivery(busy, claimed_until=now + SECOND)
+    new_delivery(busy, claimed_until=now + LEASE)
+    new_delivery(busy, enqueued_until=now + SECOND)
+    new_delivery(nudged, enqueued_until=now + SECOND)
+    new_delivery(nudged, enqueued_until=now - SECOND)  # that nudge is presumed lost
+    new_delivery(idle)
+    loads = backend.loads([busy.id, nudged.id, idle.id], now)
+    assert loads == {busy.id: Load(2, now + SECOND, 1), nudged.id: Load(0, None, 1)}
+
+
+def attempt_of(delivery, number, retry_at):
+    return Attempt(
+        delivery=delivery,
+        event_id=delivery.event_id,
+        endpoint_id=delivery.endpoint_id,
+        attempt=number,
+        status=Attempt.Status.FAILED,
+        http_status=500,
+        response_body="no",
+        error="HTTP 500",
+        duration_ms=3,
+        next_retry_at=retry_at,
+        attempted_at=timezone.now(),
+    )
+
+
+def test_record_stores_the_attempt_and_the_deliverys_next_state(backend, new_delivery, now):
+    delivery = new_delivery(claimed_until=now + LEASE, enqueued_until=now + SECOND)
+    retry_at = now + 10 * SECOND
+    attempt = attempt_of(delivery, 1, retry_at)
+    assert backend.record(attempt, Delivery.Status.PENDING, now) is False
+    assert Attempt.objects.get(pk=attempt.id).response_body == "no"
+    stored = Delivery.objects.get(pk=delivery.id)
+    assert (stored.status, stored.attempt_count, stored.next_attempt_at) == ("pending", 1, retry_at)
+    assert (stored.claimed_until, stored.enqueued_until) == (None, None)
+    assert stored.event.dead_lettered_at is None
+
+
+def test_record_sets_the_events_dead_letter_once(backend, new_delivery, new_endpoint, now):
+    first = new_delivery(claimed_until=now + LEASE)
+    second = Delivery.objects.create(event=first.event, endpoint=new_endpoint())
+    assert backend.record(attempt_of(first, 1, None), Delivery.Status.DEAD_LETTERED, now)
+    assert not backend.record(attempt_of(second, 1, None), Delivery.Status.DEAD_LETTERED, now)
+    assert Delivery.objects.get(pk=first.id).status == "dead_lettered"
+    assert Delivery.objects.get(pk=first.id).event.dead_lettered_at == now

@@ -1,0 +1,161 @@
+"""Attempts: one POST of a claimed delivery, its record, the retry schedule and the dead
+letter (spec "Events > Delivery request", "Retries and dead letter").
+
+The HTTP request is made outside any transaction, under the caller's lease; the attempt and
+the delivery's next due time are recorded in one statement (webhooks/statements).
+"""
+
+import datetime
+import logging
+import smtplib
+import time
+
+from django.core.mail import send_mail
+from django.utils import timezone
+
+from api.errors import ValidationFailed
+from api.renderers import dumps
+from events.models import Event
+from events.serializers import event_to_dict
+from webhooks import statements, transport
+from webhooks.claims import delivery_claim, delivery_claim_next
+from webhooks.crypto import UnreadableSecret
+from webhooks.models import Attempt, Delivery, WebhookEndpoint
+from webhooks.signing import active_secrets, signature_header
+from webhooks.urlguard import check_url
+
+log = logging.getLogger(__name__)
+
+RETRY_DELAYS = tuple(datetime.timedelta(seconds=s) for s in (10, 60, 300, 1800, 7200, 21600, 86400))
+RETRY_WINDOW = datetime.timedelta(hours=72)  # after the event's creation, at the latest
+# How long one task goes on claiming due deliveries after its own: long enough that under load
+# one broker message drives dozens of deliveries, short enough that the worker's threads still
+# take turns with the beat's tasks on the same queue.
+DRAIN_SECONDS = 2.0
+UNREADABLE_SECRET = (
+    "signing secret: none of the configured keys decrypts it (was a key removed from "
+    "WEBHOOK_ENCRYPTION_KEYS, or DJANGO_SECRET_KEY changed while that was unset?); nothing "
+    "was sent"
+)
+
+
+def delivery_run(delivery_id: str) -> Attempt | None:
+    """What the task does: claim, attempt, record. A no-op for a delivery not due."""
+    delivery = delivery_claim(delivery_id)
+    return delivery_attempt(delivery) if delivery is not None else None
+
+
+def deliveries_drain(seconds: float = DRAIN_SECONDS) -> bool:
+    """Claim and attempt due deliveries one after another, oldest first and only to endpoints
+    with a free place, until none is left or `seconds` have passed (checked after each
+    attempt, so a hanging receiver overruns it by one attempt's deadline at most, and the
+    bulkhead keeps such threads to 8). True when stopped with work perhaps left: the caller
+    nudges again."""
+    deadline = time.monotonic() + seconds
+    while (delivery := delivery_claim_next()) is not None:
+        delivery_attempt(delivery)
+        if time.monotonic() >= deadline:
+            return True
+    return False
+
+
+def delivery_attempt(delivery: Delivery) -> Attempt | None:
+    """POST the event to the endpoint (no transaction open) and record the attempt.
+    The caller holds the lease. None when the endpoint was deleted meanwhile."""
+    endpoint, event = delivery.endpoint, delivery.event
+    if endpoint.deleted_at is not None:
+        Delivery.objects.filter(pk=delivery.pk).update(
+            status=Delivery.Status.CANCELED, next_attempt_at=None, claimed_until=None
+        )
+        return None
+    attempted_at = timezone.now()
+    return delivery_record(delivery, _send(event, endpoint, attempted_at), attempted_at)
+
+
+def _send(event: Event, endpoint: WebhookEndpoint, attempted_at) -> transport.Outcome:
+    """The POST, or why it was not made: a failure either way, recorded like any other, so
+    the delivery moves on along its schedule instead of being claimed again and again."""
+    try:
+        target = check_url(endpoint.url)  # again before every delivery (spec "Delivery request")
+    except ValidationFailed as refused:
+        return transport.Outcome(None, "", f"{refused.code}: {refused.message}", 0)
+    try:
+        secrets = active_secrets(endpoint, attempted_at)
+    except UnreadableSecret:
+        return transport.Outcome(None, "", UNREADABLE_SECRET, 0)
+    body = dumps(event_to_dict(event))
+    return transport.post(target, body, delivery_headers(event, secrets, body, attempted_at))
+
+
+def delivery_headers(event: Event, secrets: list[str], body: bytes, now) -> dict:
+    return {
+        "Content-Type": "application/json; charset=utf-8",
+        "Service-Signature": signature_header(secrets, int(now.timestamp()), body),
+        "Service-Event-Id": event.id,
+        "Service-Event-Type": event.type,
+        "Idempotency-Key": event.id,  # stable across retries, so receivers can deduplicate
+    }
+
+
+def next_retry_at(event: Event, failed_attempt: int, now: datetime.datetime):
+    """When to try again after attempt number `failed_attempt` failed; None: no more tries."""
+    if failed_attempt > len(RETRY_DELAYS):
+        return None
+    at = now + RETRY_DELAYS[failed_attempt - 1]
+    return at if at <= event.created + RETRY_WINDOW else None
+
+
+def delivery_record(delivery: Delivery, outcome: transport.Outcome, attempted_at) -> Attempt:
+    """Record the attempt and what comes next. The caller's lease makes `attempt_count` its
+    own to increment; the unique (delivery, attempt) constraint backs that up."""
+    event = delivery.event
+    now = timezone.now()
+    number = delivery.attempt_count + 1
+    retry_at = None if outcome.delivered else next_retry_at(event, number, now)
+    if outcome.delivered:
+        status = Delivery.Status.DELIVERED
+    else:
+        status = Delivery.Status.PENDING if retry_at else Delivery.Status.DEAD_LETTERED
+    attempt = Attempt(
+        delivery=delivery,
+        event_id=delivery.event_id,
+        endpoint_id=delivery.endpoint_id,
+        attempt=number,
+        status=Attempt.Status.DELIVERED if outcome.delivered else Attempt.Status.FAILED,
+        http_status=outcome.http_status,
+        response_body=_storable(outcome.response_body),
+        error=_storable(outcome.error),
+        duration_ms=outcome.duration_ms,
+        next_retry_at=retry_at,
+        attempted_at=attempted_at,
+    )
+    if statements.backend().record(attempt, status, now):
+        notify_owner_of_dead_letter(event, delivery.endpoint)
+    return attempt
+
+
+def _storable(text: str | None) -> str | None:
+    """PostgreSQL text cannot hold NUL, and an attempt that cannot be stored would leave its
+    delivery to be claimed again after every lease: NUL becomes U+FFFD, as undecodable bytes
+    do. The body and the error (which may quote the receiver) both come from outside."""
+    return None if text is None else text.replace("\x00", "\ufffd")
+
+
+def notify_owner_of_dead_letter(event: Event, endpoint: WebhookEndpoint) -> None:
+    """Email the account owner (spec "Retries and dead letter" 2). Sent after the commit; a
+    mail failure is logged, and the dead letter stays visible in the API and the admin."""
+    mode = "live" if event.livemode else "test"
+    try:
+        send_mail(
+            subject=f"Webhook event {event.id} could not be delivered",
+            message=(
+                f"We could not deliver the {mode}-mode event {event.id} ({event.type}) to your "
+                f"webhook endpoint {endpoint.id} ({endpoint.url}) and have stopped retrying.\n\n"
+                f"See GET /v1/events/{event.id} for every attempt, and resend it with "
+                f"POST /v1/events/{event.id}/resend once the endpoint is fixed."
+            ),
+            from_email=None,
+            recipient_list=[event.merchant.email],
+        )
+    except (smtplib.SMTPException, OSError):
+        log.exception("dead-letter email for %s to merchant %s failed", event.id, event.merchant_id)

@@ -1,0 +1,66 @@
+"""The delivery statements through the ORM (interface: webhooks/statements/__init__.py): the
+embedded SQLite has no UPDATE inside WITH, no FOR UPDATE SKIP LOCKED, and gives min() of a
+timestamp as text, which the ORM converts. Without SKIP LOCKED two threads may pick the same
+next delivery; the conditional update lets one of them have it, and the other's drain stops
+(the beat tick carries on)."""
+
+from django.db import transaction
+from django.db.models import Count, Min, Q
+
+from events.models import Event
+from webhooks.bulkhead import MAX_IN_FLIGHT_PER_ENDPOINT, Load
+from webhooks.models import Attempt, Delivery
+
+
+def claim(delivery_id: str, now, lease) -> Delivery | None:
+    if not Delivery.objects.claimable(now).filter(pk=delivery_id).update(claimed_until=lease):
+        return None
+    return Delivery.objects.select_related("event", "endpoint").get(pk=delivery_id)
+
+
+def claim_next(now, lease) -> Delivery | None:
+    full = (
+        Delivery.objects.in_flight(now)
+        .values("endpoint_id")
+        .annotate(n=Count("pk"))
+        .filter(n__gte=MAX_IN_FLIGHT_PER_ENDPOINT)
+        .values("endpoint_id")
+    )
+    claimable = Delivery.objects.claimable(now).exclude(endpoint_id__in=full)
+    delivery_id = claimable.order_by("next_attempt_at").values_list("pk", flat=True).first()
+    return None if delivery_id is None else claim(delivery_id, now, lease)
+
+
+def in_flight(endpoint_id: str, now, excluding: str) -> Load:
+    leased = Delivery.objects.in_flight(now).filter(endpoint_id=endpoint_id).exclude(pk=excluding)
+    return Load(*leased.aggregate(Count("pk"), Min("claimed_until")).values())
+
+
+def loads(endpoint_ids: list[str], now) -> dict[str, Load]:
+    leased = Q(claimed_until__gt=now)
+    nudged = Delivery.objects.claimable(now).filter(enqueued_until__gt=now)
+    rows = (
+        (Delivery.objects.in_flight(now) | nudged)
+        .filter(endpoint_id__in=endpoint_ids)
+        .values("endpoint_id")
+        .annotate(
+            in_flight=Count("pk", filter=leased),
+            oldest_lease=Min("claimed_until", filter=leased),
+            nudged=Count("pk", filter=~leased),
+        )
+    )
+    return {row.pop("endpoint_id"): Load(**row) for row in rows}
+
+
+@transaction.atomic
+def record(attempt: Attempt, status: str, now) -> bool:
+    attempt.save(force_insert=True)
+    Delivery.objects.filter(pk=attempt.delivery_id).update(
+        status=status,
+        attempt_count=attempt.attempt,
+        next_attempt_at=attempt.next_retry_at,
+        claimed_until=None,
+        enqueued_until=None,
+    )
+    dead = Event.objects.filter(pk=attempt.event_id, dead_lettered_at__isnull=True)
+    return status == Delivery.Status.DEAD_LETTERED and bool(dead.update(dead_lettered_at=now))

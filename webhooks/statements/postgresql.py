@@ -1,0 +1,168 @@
+"""The delivery statements on PostgreSQL (interface: webhooks/statements/__init__.py), each
+one hand-written statement: a claim is a data-modifying WITH returning the delivery with its
+event and endpoint, the next claim takes its row with FOR UPDATE SKIP LOCKED (threads
+claiming at once take different rows instead of queueing), the record is one atomic write.
+`api.rows` turns the rows into model instances as the ORM would, and names every table and
+column from the models' metadata. The lifecycle conditions are DeliveryQuerySet's, written
+here once each as SQL."""
+
+from functools import cache
+
+from django.db import connection
+
+from api.rows import Columns, ModelRows, insert_sql, instance_values, mark_stored
+from events.models import Event
+from webhooks.bulkhead import MAX_IN_FLIGHT_PER_ENDPOINT, Load
+from webhooks.models import Attempt, Delivery, WebhookEndpoint
+
+PENDING = Delivery.Status.PENDING
+_DELIVERY_ROWS = ModelRows(Delivery, "d")
+_EVENT_ROWS = ModelRows(Event, "e")
+_ENDPOINT_ROWS = ModelRows(WebhookEndpoint, "w")
+
+
+@cache
+def _conditions() -> tuple[str, str]:
+    """DeliveryQuerySet.in_flight and .claimable, on %(pending)s and %(now)s."""
+    d = Columns(Delivery)
+    in_flight = f"{d.status} = %(pending)s AND {d.claimed_until} > %(now)s"
+    claimable = (
+        f"{d.status} = %(pending)s AND {d.next_attempt_at} <= %(now)s"
+        f" AND ({d.claimed_until} IS NULL OR {d.claimed_until} <= %(now)s)"
+    )
+    return in_flight, claimable
+
+
+def _claimed_sql(claimed: str) -> str:
+    """The delivery `claimed` (a data-modifying CTE named d) returns, with its event and
+    endpoint (select_related), in one statement."""
+    d, e, w = Columns(Delivery, "d"), Columns(Event, "e"), Columns(WebhookEndpoint, "w")
+    return f"""
+        WITH {claimed}
+        SELECT {_DELIVERY_ROWS.columns}, {_EVENT_ROWS.columns}, {_ENDPOINT_ROWS.columns}
+        FROM d
+        JOIN {e.table} e ON {e.id} = {d.event}
+        JOIN {w.table} w ON {w.id} = {d.endpoint}
+    """
+
+
+@cache
+def _claim_sql() -> str:
+    d = Columns(Delivery)
+    _, claimable = _conditions()
+    return _claimed_sql(f"""d AS (
+            UPDATE {d.table} SET {d.claimed_until} = %(lease)s
+            WHERE {d.id} = %(id)s AND {claimable}
+            RETURNING *
+        )""")
+
+
+@cache
+def _claim_next_sql() -> str:
+    d = Columns(Delivery)
+    in_flight, claimable = _conditions()
+    return _claimed_sql(f"""full_endpoints AS (
+            SELECT {d.endpoint} FROM {d.table} WHERE {in_flight}
+            GROUP BY {d.endpoint} HAVING count(*) >= %(places)s
+        ), next AS (
+            SELECT {d.id} FROM {d.table}
+            WHERE {claimable} AND {d.endpoint} NOT IN (SELECT * FROM full_endpoints)
+            ORDER BY {d.next_attempt_at} LIMIT 1
+            FOR UPDATE SKIP LOCKED
+        ), d AS (
+            UPDATE {d.table} SET {d.claimed_until} = %(lease)s
+            WHERE {d.id} = (SELECT * FROM next)
+            RETURNING *
+        )""")
+
+
+def claim(delivery_id: str, now, lease) -> Delivery | None:
+    return _fetch_claimed(_claim_sql(), {"id": delivery_id, "now": now, "lease": lease})
+
+
+def claim_next(now, lease) -> Delivery | None:
+    params = {"now": now, "lease": lease, "places": MAX_IN_FLIGHT_PER_ENDPOINT}
+    return _fetch_claimed(_claim_next_sql(), params)
+
+
+def _fetch_claimed(sql: str, params: dict) -> Delivery | None:
+    with connection.cursor() as cursor:
+        cursor.execute(sql, {"pending": PENDING, **params})
+        row = cursor.fetchone()
+    if row is None:
+        return None  # nothing due, or another worker won the race
+    delivery = _DELIVERY_ROWS.instance(row)
+    delivery.event = _EVENT_ROWS.instance(row, len(_DELIVERY_ROWS))
+    delivery.endpoint = _ENDPOINT_ROWS.instance(row, len(_DELIVERY_ROWS) + len(_EVENT_ROWS))
+    return delivery
+
+
+@cache
+def _in_flight_sql() -> str:
+    d = Columns(Delivery)
+    in_flight, _ = _conditions()
+    return f"""
+        SELECT count(*), min({d.claimed_until}) FROM {d.table}
+        WHERE {d.endpoint} = %(endpoint)s AND {in_flight} AND {d.id} <> %(excluding)s
+    """
+
+
+def in_flight(endpoint_id: str, now, excluding: str) -> Load:
+    params = {"endpoint": endpoint_id, "pending": PENDING, "now": now, "excluding": excluding}
+    with connection.cursor() as cursor:
+        cursor.execute(_in_flight_sql(), params)
+        return Load(*cursor.fetchone())
+
+
+@cache
+def _loads_sql() -> str:
+    """Two range reads of the small lease and nudge indexes, never an endpoint's backlog (a
+    dead endpoint's may be days of deliveries); as a UNION, so the planner keeps to them."""
+    d = Columns(Delivery)
+    in_flight, claimable = _conditions()
+    return f"""
+        SELECT endpoint, count(claimed_until), min(claimed_until), count(*) - count(claimed_until)
+        FROM (
+            SELECT {d.endpoint} AS endpoint, {d.claimed_until} AS claimed_until FROM {d.table}
+            WHERE {in_flight} AND {d.endpoint} = ANY(%(ids)s)
+            UNION ALL
+            SELECT {d.endpoint}, NULL FROM {d.table}
+            WHERE {d.enqueued_until} > %(now)s AND {claimable} AND {d.endpoint} = ANY(%(ids)s)
+        ) AS load
+        GROUP BY endpoint
+    """
+
+
+def loads(endpoint_ids: list[str], now) -> dict[str, Load]:
+    with connection.cursor() as cursor:
+        cursor.execute(_loads_sql(), {"now": now, "pending": PENDING, "ids": endpoint_ids})
+        return {endpoint_id: Load(*row) for endpoint_id, *row in cursor.fetchall()}
+
+
+@cache
+def _record_sql(insert: str) -> str:
+    """The attempt (`insert`), the delivery's next state and, the first time one of the
+    event's deliveries dies, the event's dead letter. Returns 1 when it set that dead letter."""
+    d, e = Columns(Delivery), Columns(Event)
+    return f"""
+        WITH attempt AS ({insert}),
+        dead AS (
+            UPDATE {e.table} SET {e.dead_lettered_at} = %s
+            WHERE {e.id} = %s AND %s AND {e.dead_lettered_at} IS NULL RETURNING 1
+        )
+        UPDATE {d.table} SET {d.status} = %s, {d.attempt_count} = %s,
+            {d.next_attempt_at} = %s, {d.claimed_until} = NULL, {d.enqueued_until} = NULL
+        WHERE {d.id} = %s
+        RETURNING (SELECT count(*) FROM dead)
+    """
+
+
+def record(attempt: Attempt, status: str, now) -> bool:
+    insert, params = insert_sql(Attempt, [instance_values(attempt)])
+    dies = status == Delivery.Status.DEAD_LETTERED
+    params += [now, attempt.event_id, dies, status, attempt.attempt, attempt.next_retry_at]
+    with connection.cursor() as cursor:
+        cursor.execute(_record_sql(insert), [*params, attempt.delivery_id])
+        (newly_dead,) = cursor.fetchone()
+    mark_stored(attempt)
+    return bool(newly_dead)
