@@ -2,6 +2,7 @@
 
 from django.conf import settings
 from django.http import HttpResponse
+from django.views.decorators.csrf import csrf_exempt
 from rest_framework.views import APIView
 
 from api.carddata import refuse_raw_card_data
@@ -162,6 +163,7 @@ class ServiceAPIView(APIView):
         return list_envelope([serialize(item) for item in items], has_more, next_cursor, **extra)
 
 
+@csrf_exempt  # as every /v1/ view: bearer keys, never cookies (docs/request-safety.md)
 def unrecognized_path(request, *args, **kwargs):
     """Reserved and unknown paths: 404 in the envelope (spec "Common rules" 6)."""
     return error_response(unrecognized_url(request.method, request.path), request)

@@ -100,9 +100,11 @@ class ChallengePage(View):
     def dispatch(self, request, *args, **kwargs):
         response = super().dispatch(request, *args, **kwargs)
         # The URL is the credential: keep it out of caches and out of the Referer the
-        # merchant's return page would otherwise receive.
+        # merchant's return page would otherwise receive. `same-origin`, not `no-referrer`:
+        # under the latter a browser's form POST says `Origin: null`, which Django's CSRF
+        # check refuses (docs/request-safety.md "Browser pages").
         response["Cache-Control"] = "no-store"
-        response["Referrer-Policy"] = "no-referrer"
+        response["Referrer-Policy"] = "same-origin"
         return response
 
     def get(self, request, session_id):

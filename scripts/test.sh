@@ -36,6 +36,14 @@ wait_for() {  # wait_for CHECK URL: up to 30 s
   return 1
 }
 
+ensure_chromium() {  # tests/browser drive Debian's Chromium (Playwright downloads no browser)
+  [ -n "${CHROMIUM:-}" ] || command -v chromium >/dev/null && return 0
+  echo "Chromium is absent: installing Debian's chromium for the browser tests."
+  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; } >&2 || true
+  command -v chromium >/dev/null \
+    || { echo "FATAL: Chromium is not installed and apt-get could not install it" >&2; exit 1; }
+}
+
 DB_URL="${DATABASE_URL:-$PG_URL_DEFAULT}"
 BROKER_URL="${REDIS_URL:-$REDIS_URL_DEFAULT}"
 
@@ -57,6 +65,7 @@ else
 fi
 echo "test database: ${DATABASE_URL:-embedded SQLite}; broker: ${REDIS_URL:-embedded filesystem}"
 
+ensure_chromium
 .venv/bin/ruff check .
 .venv/bin/ruff format --check .
 .venv/bin/lint-imports

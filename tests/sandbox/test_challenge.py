@@ -41,7 +41,7 @@ def test_page_shows_three_buttons(api, browser):
     for action in ("approve", "decline", "timeout"):
         assert f'value="{action}"' in html
     assert "4242" not in html and "3220" in html
-    assert page["Cache-Control"] == "no-store" and page["Referrer-Policy"] == "no-referrer"
+    assert page["Cache-Control"] == "no-store" and page["Referrer-Policy"] == "same-origin"
     assert page["X-Frame-Options"] == "DENY"
 
 
