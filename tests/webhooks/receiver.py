@@ -9,6 +9,7 @@ timeout).
 
 import ssl
 import threading
+import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -30,6 +31,7 @@ class Received:
     headers: dict
     body: bytes
     peer: tuple  # the client's (address, port): one per TCP connection
+    at: float = field(default_factory=time.time)  # arrival (wall clock), for delivery lag
 
 
 class Receiver:

@@ -1,0 +1,64 @@
+"""The embedded broker under concurrent publishers: every message arrives whole, none is lost.
+
+kombu's own filesystem transport fails this (issue 11): a reader that lists the folder between
+a writer's create and its write moves an empty file, and the consumer dies on JSONDecodeError.
+"""
+
+import multiprocessing
+
+import pytest
+from kombu import Connection
+
+from config.broker import Transport, folders
+
+PUBLISHERS = 4
+MESSAGES_EACH = 400
+
+
+def _connection(folder) -> Connection:
+    options = {
+        "data_folder_in": str(folder),
+        "data_folder_out": str(folder),
+        "control_folder": str(folder / "control"),
+        "polling_interval": 0,  # the consumer lists the folder as fast as it can
+    }
+    return Connection(transport=Transport, transport_options=options)
+
+
+def _publish(folder, publisher: int, start):
+    start.wait()
+    with _connection(folder) as connection:
+        queue = connection.SimpleQueue("race")
+        for number in range(MESSAGES_EACH):
+            queue.put({"publisher": publisher, "number": number})
+
+
+@pytest.fixture
+def broker_folder(tmp_path):
+    with _connection(tmp_path) as connection:
+        for folder in folders(connection.transport_options):
+            (tmp_path / folder).mkdir(parents=True, exist_ok=True)
+    return tmp_path
+
+
+def test_every_message_published_concurrently_is_consumed_whole(broker_folder):
+    context = multiprocessing.get_context("fork")
+    start = context.Event()
+    publishers = [
+        context.Process(target=_publish, args=(broker_folder, publisher, start))
+        for publisher in range(PUBLISHERS)
+    ]
+    for process in publishers:
+        process.start()
+    received = []
+    with _connection(broker_folder) as connection:
+        queue = connection.SimpleQueue("race")
+        start.set()
+        while len(received) < PUBLISHERS * MESSAGES_EACH:
+            message = queue.get(timeout=10)
+            received.append((message.payload["publisher"], message.payload["number"]))
+            message.ack()
+    for process in publishers:
+        process.join(10)
+        assert process.exitcode == 0
+    assert sorted(received) == [(p, n) for p in range(PUBLISHERS) for n in range(MESSAGES_EACH)]
