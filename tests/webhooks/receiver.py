@@ -8,6 +8,7 @@ is killed).
 
 import ssl
 import threading
+import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -28,6 +29,8 @@ class Received:
     headers: dict
     body: bytes
     peer: tuple  # the client's (address, port): one per TCP connection
+    status: int = 200  # what the receiver answered
+    at: float = 0.0  # wall-clock arrival time
 
 
 class Receiver:
@@ -45,10 +48,17 @@ class Receiver:
             def do_POST(self):
                 length = int(self.headers.get("Content-Length", 0))
                 body = self.rfile.read(length)
-                received = Received(self.path, dict(self.headers), body, self.client_address)
+                reply = receiver.reply
+                received = Received(
+                    self.path,
+                    dict(self.headers),
+                    body,
+                    self.client_address,
+                    reply.status,
+                    time.time(),
+                )
                 receiver.requests.append(received)
                 receiver.arrived.set()
-                reply = receiver.reply
                 if reply.hold:
                     receiver.release.wait(30)
                 self.send_response(reply.status)
