@@ -14,6 +14,7 @@ RETRYABLE_CODES = {"idempotency_key_in_use", "rate_limit_exceeded"}
 @dataclass(frozen=True)
 class Answer:
     at: float  # wall-clock seconds when the answer (or the failure) came
+    took: float = 0.0  # seconds the client waited for it
     status: int | None = None  # None: no HTTP answer at all
     failure: str = ""  # "timeout" or "connection" when status is None
     payment_id: str = ""
@@ -64,18 +65,25 @@ def first_after(times, moment: float) -> float | None:
     return round(min(later) - moment, 2) if later else None
 
 
+def caught_up(expected: set[str], delivered: dict[str, float], fault_ended: float):
+    """Seconds from the end of the fault until the last expected event was delivered (0: all
+    were delivered before it ended; None: some are still pending)."""
+    if not expected <= delivered.keys():
+        return None
+    return round(max(0.0, max((delivered[e] for e in expected), default=0) - fault_ended), 2)
+
+
 def summarise(
     name: str,
     keys: dict[str, list[Answer]],
     payments_by_key: dict[str, list[str]],
     expected_events: set[str],
-    delivered_events: set[str],
+    delivered: dict[str, float],
     fault_ended: float,
-    delivery_times: list[float],
 ) -> dict:
     """The figures of one scenario. `payments_by_key`: the payments the database holds for each
-    key of the scenario (the key is the payment's reference); `delivery_times`: when the
-    receiver answered 2xx."""
+    key of the scenario (the key is the payment's reference); `delivered`: event id -> when the
+    receiver first answered 2xx for it."""
     client_answers = [a for answers in keys.values() for a in answers if not a.verify]
     kinds = Counter(answer.kind for answer in client_answers)
     errors = Counter(
@@ -102,10 +110,12 @@ def summarise(
         "keys_charged_twice": sum(1 for pids in payments_by_key.values() if len(pids) > 1),
         "keys_different_answer": sum(1 for answers in keys.values() if differs(answers)),
         "events_expected": len(expected_events),
-        "events_delivered": len(expected_events & delivered_events),
-        "events_pending": len(expected_events - delivered_events),
+        "events_delivered": len(expected_events & delivered.keys()),
+        "events_pending": len(expected_events - delivered.keys()),
+        "slowest_answer_s": round(max((a.took for a in client_answers), default=0.0), 2),
         "recover_payment_s": first_after(successes, fault_ended),
-        "recover_webhook_s": first_after(delivery_times, fault_ended),
+        "recover_webhook_s": first_after(delivered.values(), fault_ended),
+        "events_caught_up_s": caught_up(expected_events, delivered, fault_ended),
     }
     figures["broken"] = broken_invariants(figures)
     return figures
@@ -138,8 +148,10 @@ COLUMNS = [
     ("ev.exp", "events_expected"),
     ("ev.ok", "events_delivered"),
     ("ev.pend", "events_pending"),
+    ("slow s", "slowest_answer_s"),
     ("pay s", "recover_payment_s"),
     ("hook s", "recover_webhook_s"),
+    ("all ev s", "events_caught_up_s"),
 ]
 
 

@@ -281,18 +281,20 @@ class Clients:
     def _post_payment(self, session, key: str, verify: bool) -> Answer:
         headers = {"Authorization": f"Bearer {self.secret}", "Idempotency-Key": key,
                    "Content-Type": "application/json"}  # fmt: skip
+        sent = time.time()
         try:
             response = session.post(
                 f"{self.base}/payments", data=self.bodies[key], headers=headers,
                 timeout=REQUEST_TIMEOUT,
             )  # fmt: skip
         except requests.Timeout:
-            return Answer(time.time(), failure="timeout", verify=verify)
+            return Answer(time.time(), time.time() - sent, failure="timeout", verify=verify)
         except requests.RequestException:
-            return Answer(time.time(), failure="connection", verify=verify)
+            return Answer(time.time(), time.time() - sent, failure="connection", verify=verify)
         payload = parse(response)
         return Answer(
             time.time(),
+            time.time() - sent,
             status=response.status_code,
             payment_id=payload.get("id", "") if response.status_code < 300 else "",
             code=(payload.get("error") or {}).get("code", ""),
@@ -424,10 +426,13 @@ def expected_events(payment_ids: list[str]) -> set[str]:
     return {row[0] for row in rows}
 
 
-def deliveries(receiver: Receiver) -> tuple[set[str], list[float]]:
-    """Event ids the receiver answered 2xx to, and when."""
-    ok = [r for r in list(receiver.requests) if r.status < 300]
-    return {r.headers.get("Service-Event-Id") for r in ok}, [r.at for r in ok]
+def deliveries(receiver: Receiver) -> dict[str, float]:
+    """Event id -> when the receiver first answered 2xx for it."""
+    first: dict[str, float] = {}
+    for request in list(receiver.requests):
+        if request.status < 300:
+            first.setdefault(request.headers.get("Service-Event-Id"), request.at)
+    return first
 
 
 def run_scenario(rig: Rig, clients: Clients, name: str, timing: Timing, load: int) -> dict:
@@ -453,9 +458,8 @@ def run_scenario(rig: Rig, clients: Clients, name: str, timing: Timing, load: in
     found = payments_by_key(name)
     expected = expected_events([pid for pids in found.values() for pid in pids])
     events_bound = timing.receiver_events if receiver_scenario else timing.events
-    wait_until(lambda: expected <= deliveries(rig.receiver)[0], events_bound, step=0.5)
-    delivered, delivery_times = deliveries(rig.receiver)
-    figures = summarise(name, clients.keys, found, expected, delivered, fault_ended, delivery_times)
+    wait_until(lambda: expected <= deliveries(rig.receiver).keys(), events_bound, step=0.5)
+    figures = summarise(name, clients.keys, found, expected, deliveries(rig.receiver), fault_ended)
     figures.update(
         fault_seconds=round(fault_ended - fault_started, 1),
         token_failures=clients.token_failures,

@@ -2,7 +2,15 @@
 
 import pytest
 
-from bench.fault_report import Answer, broken_invariants, differs, first_after, summarise, table
+from bench.fault_report import (
+    Answer,
+    broken_invariants,
+    caught_up,
+    differs,
+    first_after,
+    summarise,
+    table,
+)
 
 
 def paid(payment_id: str, at: float = 1.0, **extra) -> Answer:
@@ -64,6 +72,13 @@ def test_first_after_counts_from_the_moment():
     assert first_after([1.0, 2.0], 10.0) is None
 
 
+def test_caught_up_is_when_the_last_expected_event_was_delivered():
+    delivered = {"evt_1": 8.0, "evt_2": 31.5, "evt_late_other": 50.0}
+    assert caught_up({"evt_1", "evt_2"}, delivered, fault_ended=10.0) == 21.5
+    assert caught_up({"evt_1"}, delivered, fault_ended=10.0) == 0.0
+    assert caught_up({"evt_1", "evt_3"}, delivered, fault_ended=10.0) is None
+
+
 def test_summary_counts_answers_payments_and_events():
     keys = {
         "k-1": [Answer(9.0, failure="timeout"), paid("pay_1", at=10.5), paid("pay_1", verify=True)],
@@ -79,9 +94,8 @@ def test_summary_counts_answers_payments_and_events():
         keys,
         in_database,
         expected_events={"evt_1", "evt_2", "evt_3"},
-        delivered_events={"evt_1", "evt_3", "evt_other"},
+        delivered={"evt_1": 2.0, "evt_3": 13.0, "evt_other": 14.0},
         fault_ended=10.0,
-        delivery_times=[2.0, 13.0],
     )
     assert figures["requests"] == 12  # the verify replays are not the clients' traffic
     assert figures["answers"] == {"2xx": 3, "4xx": 1, "5xx": 7, "timeout": 1, "connection": 0}
@@ -95,6 +109,7 @@ def test_summary_counts_answers_payments_and_events():
     assert figures["keys_different_answer"] == 1  # k-2
     assert (figures["events_delivered"], figures["events_pending"]) == (2, 1)
     assert (figures["recover_payment_s"], figures["recover_webhook_s"]) == (0.5, 3.0)
+    assert figures["events_caught_up_s"] is None  # evt_2 is pending
     assert figures["broken"] == [
         "keys_different_answer=1",
         "payments_lost=1",
@@ -104,9 +119,9 @@ def test_summary_counts_answers_payments_and_events():
 
 
 def test_a_clean_scenario_breaks_nothing_and_renders_a_row():
-    figures = summarise("baseline", {"k": [paid("pay_1")]}, {"k": ["pay_1"]}, set(), set(), 0.0, [])
+    figures = summarise("baseline", {"k": [paid("pay_1")]}, {"k": ["pay_1"]}, set(), {}, 0.0)
     assert broken_invariants(figures) == figures["broken"] == []
     header, row = table([figures]).splitlines()
     assert header.split()[:3] == ["scenario", "req", "2xx"]
     assert row.split()[:3] == ["baseline", "1", "1"]
-    assert row.split()[-2:] == ["1.0", "-"]
+    assert row.split()[-4:] == ["0.0", "1.0", "-", "0.0"]
