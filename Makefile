@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 PORT ?= 8000
 
-.PHONY: run test install install-test migrate bench lint
+.PHONY: run test install install-test migrate bench lint faults
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -41,3 +41,8 @@ lint: install-test
 
 bench: install-test
 	bash bench/run.sh
+
+# Fault-injection suite over real processes (docs/faults.md); not part of `make test`.
+# `make faults ARGS=--quick` for the ~3-minute run.
+faults: install-test
+	$(PY) bench/faults.py $(ARGS)

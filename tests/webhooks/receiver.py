@@ -31,6 +31,7 @@ class Received:
     headers: dict
     body: bytes
     peer: tuple  # the client's (address, port): one per TCP connection
+    status: int = 200  # what the receiver answered
     at: float = field(default_factory=time.time)  # arrival (wall clock), for delivery lag
 
 
@@ -49,10 +50,17 @@ class Receiver:
             def do_POST(self):
                 length = int(self.headers.get("Content-Length", 0))
                 body = self.rfile.read(length)
-                received = Received(self.path, dict(self.headers), body, self.client_address)
+                reply = receiver.reply
+                received = Received(
+                    self.path,
+                    dict(self.headers),
+                    body,
+                    self.client_address,
+                    reply.status,
+                    time.time(),
+                )
                 receiver.requests.append(received)
                 receiver.arrived.set()
-                reply = receiver.reply
                 if reply.hold:
                     receiver.release.wait(30)
                 if reply.drip is not None:
