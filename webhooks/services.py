@@ -10,6 +10,7 @@ from django.utils import timezone
 
 from accounts.models import Merchant
 from api.errors import ProcessingFailed, not_found
+from api.ids import is_id
 from api.revision import RevisionCache, bump
 from api.rows import ModelRows
 from webhooks.crypto import encrypt_secret, new_signing_secret
@@ -70,7 +71,10 @@ def _enabled_endpoint_rows(merchant_id: str, livemode: bool) -> tuple:
 
 
 def endpoint_get(*, merchant: Merchant, livemode: bool, endpoint_id: str) -> WebhookEndpoint:
-    """An enabled endpoint of this merchant and mode; 404 for anything else."""
+    """An enabled endpoint of this merchant and mode; 404 for anything else. What is not a
+    `whe_` id is not looked up (a NUL byte cannot even be sent to PostgreSQL)."""
+    if not is_id(endpoint_id, "whe"):
+        raise not_found("webhook endpoint")
     endpoint = enabled_endpoints(merchant, livemode).filter(pk=endpoint_id).first()
     if endpoint is None:
         raise not_found("webhook endpoint")
