@@ -8,6 +8,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from api.errors import NotFound
+from api.ids import is_id
 from api.revision import RevisionCache
 from api.rows import Columns, ModelRows
 from events.models import Event
@@ -66,6 +67,9 @@ def events_of(merchant, livemode: bool, *, type: str | None = None, resource: st
 
 
 def event_get(*, merchant, livemode: bool, event_id: str) -> Event:
+    """What is not an `evt_` id is not looked up (a NUL byte cannot be sent to PostgreSQL)."""
+    if not is_id(event_id, "evt"):
+        raise NotFound("No such event.")
     event = events_of(merchant, livemode).filter(pk=event_id).first()
     if event is None:
         raise NotFound("No such event.")

@@ -15,6 +15,7 @@ from django.utils import timezone
 
 from accounts.models import Merchant
 from api.errors import NotFound, ProcessingFailed, not_found
+from api.ids import is_id
 from events.models import Event
 from events.services import emit
 from webhooks.attempts import delivery_attempt
@@ -48,7 +49,10 @@ def _lock_merchant(merchant: Merchant) -> None:
 
 
 def endpoint_get(*, merchant: Merchant, livemode: bool, endpoint_id: str) -> WebhookEndpoint:
-    """An enabled endpoint of this merchant and mode; 404 for anything else."""
+    """An enabled endpoint of this merchant and mode; 404 for anything else. What is not a
+    `whe_` id is not looked up (a NUL byte cannot even be sent to PostgreSQL)."""
+    if not is_id(endpoint_id, "whe"):
+        raise not_found("webhook endpoint")
     endpoint = enabled_endpoints(merchant, livemode).filter(pk=endpoint_id).first()
     if endpoint is None:
         raise not_found("webhook endpoint")

@@ -2,6 +2,7 @@
 
 from rest_framework.response import Response
 
+from api.errors import ValidationFailed
 from api.views import ServiceAPIView
 from events.serializers import event_to_dict
 from webhooks import selectors, services
@@ -60,10 +61,19 @@ class EventList(ServiceAPIView):
         events = selectors.events_of(
             request.merchant,
             request.livemode,
-            type=params.get("type"),
-            resource=params.get("resource"),
+            type=text_filter(params, "type"),
+            resource=text_filter(params, "resource"),
         )
         return Response(self.paginated(events, id_prefix="evt", serialize=event_to_dict))
+
+
+def text_filter(params, name: str) -> str | None:
+    """A query parameter compared with stored text: none holds a NUL byte, and PostgreSQL
+    cannot be sent one, so one is a 400 naming the parameter."""
+    value = params.get(name)
+    if value is not None and "\x00" in value:
+        raise ValidationFailed(f"Invalid {name}: must not contain NUL characters.", param=name)
+    return value
 
 
 class EventDetail(ServiceAPIView):
