@@ -54,7 +54,8 @@ BODYLESS_METHODS = frozenset({"GET", "HEAD", "DELETE"})
 def refuse_any_body(request) -> None:
     """400 `body_not_allowed` for a GET, HEAD or DELETE that declares a body, before a byte of
     it is read or scanned: no endpoint reads one, and a client that sends one (card data
-    included) is told so rather than silently ignored (docs/request-safety.md "Bodies")."""
+    included) is told so rather than silently ignored (docs/request-safety.md, "Bodies on
+    GET, HEAD and DELETE")."""
     try:
         declared = int(request.META.get("CONTENT_LENGTH") or 0)
     except ValueError:
