@@ -1,26 +1,30 @@
 """Finding raw card data in a request body, and redacting card-shaped strings from text.
 
 The rules are written out in docs/request-safety.md ("Raw-card guard"); in short:
-- a card number is 13-19 ASCII digits, single spaces or dashes allowed between them (one
-  kind throughout), that passes the Luhn check; a digit group glued to an ASCII letter
-  belongs to a word or a hex id and is not part of one;
+- a card number is written as card numbers are printed and typed: 13-19 digits in one
+  group, or in the groups of a card layout (4-4-4-4, 4-4-4-4-3 and shorter last groups,
+  4-6-5, 4-6-4) with one separator throughout (a space, a tab, 2-4 blanks, `-`, `.`, `/` or
+  `_`), and it passes the Luhn check. Digits and separators are compared after NFKC
+  (full-width digits, no-break spaces); a group glued to a letter or a digit belongs to a
+  word or a longer number and is not part of one;
 - an expiry is one object holding both an expiry-month and an expiry-year key, or one
   expiry key whose value reads as a month/year (`12/30`, `12-2030`, `1230`);
 - a security code is a `cvc`-like key whose value is 3 or 4 ASCII digits.
-Only ASCII `[0-9]` counts as a digit, never `\\d`, which also matches other scripts' digits.
+Log redaction hides the same shapes, Luhn-valid or not (`redact`).
+
+Every pass is linear in the body: bounded regular expressions (possessive, no nested
+repetition) and a Python step per candidate, of which there are at most a few per digit run.
 """
 
 import json
 import re
+import unicodedata
 from dataclasses import dataclass
 
 from api.errors import ValidationFailed
 
-# Digit groups joined by single spaces or dashes: "4242 4242-4242 4242".
-DIGIT_RUN = re.compile(r"[0-9]+(?:[ -][0-9]+)*")
-ASCII_LETTER = re.compile(r"[A-Za-z]")
-CARD_MIN_DIGITS, CARD_MAX_DIGITS = 13, 19
 REDACTED = "[redacted]"
+CARD_MIN_DIGITS = 13
 
 EXPIRY_MONTH_KEYS = frozenset({"expmonth", "expirymonth", "expirationmonth", "cardexpmonth"})
 EXPIRY_YEAR_KEYS = frozenset({"expyear", "expiryyear", "expirationyear", "cardexpyear"})
@@ -33,70 +37,111 @@ SECURITY_CODE_KEYS = frozenset(
 )
 EXPIRY_VALUE = re.compile(r"(0?[1-9]|1[0-2]) ?[/-] ?([0-9]{2}|[0-9]{4})|(0[1-9]|1[0-2])[0-9]{2}")
 SECURITY_CODE_VALUE = re.compile(r"[0-9]{3,4}")
+# Every key above, once normalised, holds one of these words: a body whose text holds none
+# (whatever separates their letters) has no expiry or security-code key to look for.
+_KEY_HINT = re.compile(
+    "|".join("[^a-z0-9]*+".join(word) for word in ("exp", "cv", "csc", "code", "verification"))
+)
+
+# Blocks holding every character whose NFKC form is one ASCII digit or separator (a test
+# checks against all of Unicode): full-width forms, superscripts, no-break and thin spaces.
+_COMPATIBILITY_BLOCKS = (
+    range(0x00A0, 0x00BA),
+    range(0x2000, 0x2090),
+    range(0x2460, 0x24EB),
+    range(0x3000, 0x3001),
+    range(0xFE30, 0xFE70),
+    range(0xFF00, 0xFF40),
+    range(0x1D7CE, 0x1D800),
+    range(0x1FBF0, 0x1FBFA),
+)
+_SEPARATORS = " \t-./_"
+
+
+def _ascii_equivalents() -> dict[int, str]:
+    table = {}
+    for block in _COMPATIBILITY_BLOCKS:
+        for code in block:
+            form = unicodedata.normalize("NFKC", chr(code))
+            if len(form) == 1 and form in "0123456789" + _SEPARATORS:
+                table[code] = form
+    return table
+
+
+ASCII_EQUIVALENTS = _ascii_equivalents()
+
+
+def _comparable(text: str) -> str:
+    """The text with digits and separators in their ASCII form, one character for one, so a
+    position in it is a position in `text`."""
+    return text if text.isascii() else text.translate(ASCII_EQUIVALENTS)
+
+
+_SEP = r"(?:[-./_]|[ \t]{1,4}+)"
+_EDGE = r"(?![0-9A-Za-z])"  # a group ends where no digit or letter follows
+
+
+def _layouts(n: int) -> str:
+    """Card layouts with one separator throughout (named `s<n>`); `fifth<n>` is the short
+    group after 4-4-4-4, which may be a security code rather than part of the number."""
+    sep = rf"(?P=s{n})"
+    fifth = rf"(?:{sep}(?P<fifth{n}>[0-9]{{1,3}}+){_EDGE})?"
+    fours = rf"[0-9]{{4}}{sep}[0-9]{{4}}{sep}[0-9]{{1,4}}+{fifth}"
+    return rf"[0-9]{{4}}(?P<s{n}>{_SEP})(?:{fours}|[0-9]{{6}}{sep}[0-9]{{4,5}}+)"
+
+
+# A run of digit groups may hold numbers beside the card ("qty 2 4242 4242 4242 4242",
+# "4242 4242 4242 4242 1230 123"): layouts are tried at the start of a run and at its end,
+# which keeps the candidates to a few per run however long it is.
+_RUN_STARTS_HERE = r"(?<![0-9][-./_\t ])(?<![0-9][ \t]{2})(?<![0-9][ \t]{3})(?<![0-9][ \t]{4})"
+_RUN_ENDS_HERE = r"(?![-./_][0-9])(?![ \t]{1,4}+[0-9])"
+CARD_SHAPED = re.compile(
+    rf"""(?<![0-9A-Za-z])(?=[0-9]{{4}})  # cheap tests first: most positions fail here
+    (?=(?P<card>
+        [0-9]{{13,19}}+{_EDGE}
+      | {_RUN_STARTS_HERE}{_layouts(1)}{_EDGE}
+      | {_layouts(2)}{_EDGE}{_RUN_ENDS_HERE}
+    ))""",
+    re.VERBOSE,
+)
+
+
+def _numbers_in(
+    card: str, lead_separator: str, lead_fifth: str, trail_separator: str, trail_fifth: str
+) -> tuple[str, ...]:
+    """The digits of a card-shaped window (a CARD_SHAPED match's groups) and, when it ends
+    in a short fifth group, the digits without it too."""
+    separator, fifth = lead_separator or trail_separator, lead_fifth or trail_fifth
+    digits = card.replace(separator, "") if separator else card
+    return (digits, digits[: -len(fifth)]) if fifth else (digits,)
+
+
+_DOUBLED = bytes.maketrans(b"0123456789", b"0246813579")  # 2d, less 9 when over 9
 
 
 def luhn_valid(digits: str) -> bool:
-    total = 0
-    for position, char in enumerate(reversed(digits)):
-        value = int(char)
-        if position % 2:
-            value = value * 2 - 9 if value > 4 else value * 2
-        total += value
-    return total % 10 == 0
-
-
-def _glued(text: str, index: int) -> bool:
-    return 0 <= index < len(text) and bool(ASCII_LETTER.match(text[index]))
-
-
-def _groups_and_separators(text: str, run: re.Match) -> tuple[list[str], list[str]]:
-    """The run's digit groups and the separators between them, less an edge group glued to
-    a letter (`ab1234`, `1234cd`): that one belongs to a word or a hex id."""
-    parts = re.split(r"([ -])", run.group())
-    groups, separators = parts[0::2], parts[1::2]
-    if _glued(text, run.start() - 1):
-        groups, separators = groups[1:], separators[1:]
-    if groups and _glued(text, run.end()):
-        groups, separators = groups[:-1], separators[:-1]
-    return groups, separators
-
-
-def _has_card_window(groups: list[str], separators: list[str]) -> bool:
-    """Any whole consecutive groups, written with one separator throughout, holding 13-19
-    digits that pass Luhn. A card number stays one beside other numbers ("qty 2 4242 4242
-    4242 4242"), while "INV-2026-0001 834521" (dashes, then a space) is not one."""
-    for start in range(len(groups)):
-        digits = ""
-        for end in range(start, len(groups)):
-            if end > start + 1 and separators[end - 1] != separators[start]:
-                break
-            digits += groups[end]
-            if len(digits) > CARD_MAX_DIGITS:
-                break
-            if len(digits) >= CARD_MIN_DIGITS and luhn_valid(digits):
-                return True
-    return False
+    encoded = digits.encode("ascii")
+    doubled = encoded[-2::-2].translate(_DOUBLED)
+    return (sum(encoded[-1::-2]) + sum(doubled) - 48 * len(encoded)) % 10 == 0
 
 
 def contains_card_number(text: str) -> bool:
     if len(text) < CARD_MIN_DIGITS:
         return False
-    return any(
-        _has_card_window(*_groups_and_separators(text, run))
-        for run in DIGIT_RUN.finditer(text)
-        if len(run.group()) >= CARD_MIN_DIGITS  # most runs are short: skip them cheaply
-    )
-
-
-def _redacted_run(run: re.Match) -> str:
-    digits = sum(char != " " and char != "-" for char in run.group())
-    return REDACTED if digits >= CARD_MIN_DIGITS else run.group()
+    windows = CARD_SHAPED.findall(_comparable(text))  # overlapping ones included
+    return any(luhn_valid(number) for window in windows for number in _numbers_in(*window))
 
 
 def redact(text: str) -> str:
-    """Text with every run of 13 or more digits (card-shaped, Luhn or not) replaced: logs
-    lose nothing useful, and a number that only looks like a card is hidden too."""
-    return DIGIT_RUN.sub(_redacted_run, text)
+    """Text with every card-shaped window replaced, Luhn-valid or not: logs lose nothing
+    useful, and a number that only looks like a card (a mistyped one) is hidden too."""
+    pieces, kept_until = [], 0
+    for window in CARD_SHAPED.finditer(_comparable(text)):
+        start, end = window.span("card")
+        if start >= kept_until:
+            pieces += [text[kept_until:start], REDACTED]
+        kept_until = max(kept_until, end)  # an overlapping window widens the redaction
+    return "".join(pieces) + text[kept_until:] if pieces else text
 
 
 @dataclass(frozen=True)
@@ -112,7 +157,7 @@ class _Object(list):
 
 def _decode(text: str):
     """JSON with number literals kept as their text, so `4242...` as a number is scanned
-    like a string; None when the body is not JSON (the raw scan still runs)."""
+    like a string; None when the body is not JSON."""
     try:
         return json.loads(
             text, object_pairs_hook=_Object, parse_int=str, parse_float=str, parse_constant=str
@@ -173,21 +218,39 @@ def _scan(node, path: tuple) -> CardDataFound | None:
     return None
 
 
+def _scannable(text: str) -> str:
+    """The text as sent and, when it holds escapes, its JSON strings decoded (each once, in
+    one C pass, duplicate keys kept): so `\\u0034\\u0032...` is seen as the digits it is."""
+    if "\\" not in text:
+        return text
+    try:
+        document = json.loads(text, object_pairs_hook=list)
+        decoded = json.dumps(document, ensure_ascii=False)
+    except (ValueError, RecursionError):
+        return text
+    return text + "\n" + decoded.replace("\\t", "\t")  # a tab, escaped again by dumps
+
+
 def find_card_data(raw: bytes) -> CardDataFound | None:
     """The first card number, expiry or security code in a request body, or None.
 
-    Both passes run: the decoded values catch a number written as `\\u0034\\u0032...`
-    escapes, and the raw text catches one in a body that is not JSON at all.
+    One linear pass over the text (and its decoded strings) settles most bodies: nothing
+    card-shaped and no key an expiry or security code could be under. Only a body with
+    either is decoded and walked, to name the field; one that is not JSON (or too deeply
+    nested to walk) is refused with no field named.
     """
     text = raw.decode("utf-8", errors="replace")
+    scannable = _scannable(text)
+    card_in_text = contains_card_number(scannable)
+    if not card_in_text and not _KEY_HINT.search(scannable.lower()):
+        return None
     try:
         document = _decode(text)
-        found = _scan(document, ()) if document is not None else None
+        if document is not None:
+            return _scan(document, ())
     except RecursionError:
-        found = None  # nested too deep to walk: the raw scan below still runs
-    if found is None and contains_card_number(text):
-        found = CardDataFound("card number", None)
-    return found
+        pass  # nested too deep to walk: what the text scan found stands
+    return CardDataFound("card number", None) if card_in_text else None
 
 
 def refuse_raw_card_data(raw: bytes) -> None:

@@ -47,6 +47,26 @@ def request_body(request) -> bytes:
         ) from exc
 
 
+# Methods whose requests carry no content here: a body sent with one is refused unread.
+BODYLESS_METHODS = frozenset({"GET", "HEAD", "DELETE"})
+
+
+def refuse_any_body(request) -> None:
+    """400 `body_not_allowed` for a GET, HEAD or DELETE that declares a body, before a byte of
+    it is read or scanned: no endpoint reads one, and a client that sends one (card data
+    included) is told so rather than silently ignored (docs/request-safety.md, "Bodies on
+    GET, HEAD and DELETE")."""
+    try:
+        declared = int(request.META.get("CONTENT_LENGTH") or 0)
+    except ValueError:
+        declared = 0  # as Django reads it: no body
+    if declared > 0:
+        raise ValidationFailed(
+            f"{request.method} requests take no body: send parameters in the query string.",
+            code="body_not_allowed",
+        )
+
+
 class AnyContentTypeJSONParser(BaseParser):
     media_type = "*/*"
 

@@ -18,7 +18,7 @@ from api.idempotency import (
 )
 from api.middleware import error_response
 from api.pagination import list_envelope, paginate
-from api.parsers import request_body
+from api.parsers import BODYLESS_METHODS, refuse_any_body, request_body
 
 
 class _Replay(Exception):
@@ -58,7 +58,8 @@ class ServiceAPIView(APIView):
     Every view gets, in this order (ARCHITECTURE.md "How a request flows"): authentication
     and permissions, the per-key rate limit (DRF throttle `api.ratelimit.ApiKeyRateLimit`),
     the body-size limit, the raw-card guard on the raw body, then idempotent replay, before
-    the handler runs. Class attributes read by the shared request machinery:
+    the handler runs; a GET, HEAD or DELETE with a body is refused instead, unread. Class
+    attributes read by the shared request machinery:
     - `allow_publishable_key`: publishable keys may call it (tokens, test-card list);
     - `test_mode_only`: live keys get 403 `test_mode_required`;
     - `accepts_card_data`: the raw-card guard lets card data through (only the tokenizer);
@@ -76,6 +77,9 @@ class ServiceAPIView(APIView):
 
     def initial(self, request, *args, **kwargs):
         super().initial(request, *args, **kwargs)  # authentication, permissions, rate limit
+        if request.method in BODYLESS_METHODS:
+            refuse_any_body(request)
+            return
         body = request_body(request)
         if not self.accepts_card_data:
             # Before anything stores the body (or an error about it): a card number must not

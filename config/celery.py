@@ -1,6 +1,9 @@
+import logging.config
 import os
 
 from celery import Celery
+from celery.signals import setup_logging
+from django.conf import settings
 
 from config.broker import folders
 
@@ -17,3 +20,12 @@ def _make_broker_folders(sender, **kwargs):
     if sender.conf.broker_transport == "config.broker:Transport":
         for folder in folders(sender.conf.broker_transport_options):
             os.makedirs(folder, exist_ok=True)
+
+
+@setup_logging.connect
+def _keep_the_service_logging(**kwargs):
+    """Workers and beat log through settings.LOGGING, card-data redaction filter included.
+    Without a receiver here Celery replaces the root logger's handlers with its own (and
+    gives task loggers one), and those would write card numbers unredacted. The level is
+    LOG_LEVEL's, not `--loglevel`'s."""
+    logging.config.dictConfig(settings.LOGGING)

@@ -217,3 +217,27 @@ def test_a_security_code_or_expiry_planted_anywhere_is_refused(api, unlimited, d
 def test_ordinary_documents_pass(api, unlimited, document):
     response = post_raw(api, "/v1/test/accept", json.dumps(document).encode())
     assert response.status_code == 200, response.content
+
+
+# --- GET and DELETE bodies: refused unread (docs/request-safety.md "Bodies") ----------------
+
+
+@pytest.mark.parametrize(
+    "method, path",
+    [("GET", "/v1/events"), ("GET", "/v1/payments"), ("DELETE", "/v1/webhook-endpoints/whe_x")],
+)
+@pytest.mark.parametrize("body", [b"{}", b'{"note": "' + VISA.encode() + b'"}', b"1-" * 90_000])
+def test_a_body_on_get_or_delete_is_refused_unread(api, method, path, body):
+    error = error_of(api.generic(method, path, body), 400, "validation_error", "body_not_allowed")
+    assert error["param"] is None
+
+
+def test_a_body_over_the_size_limit_on_get_is_refused_as_a_body_not_read(api, settings):
+    settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 64
+    response = api.generic("GET", "/v1/events", b"x" * 100)
+    error_of(response, 400, "validation_error", "body_not_allowed")
+
+
+def test_get_and_delete_without_a_body_are_served(api):
+    assert api.get("/v1/events").status_code == 200
+    assert api.generic("GET", "/v1/events", b"").status_code == 200

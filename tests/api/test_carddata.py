@@ -1,10 +1,11 @@
 """The raw-card detector and the redactor (api/carddata.py; rules in docs/request-safety.md)."""
 
 import json
+import unicodedata
 
 import pytest
 
-from api.carddata import find_card_data, luhn_valid, redact
+from api.carddata import ASCII_EQUIVALENTS, find_card_data, luhn_valid, redact
 
 VISA = "4242424242424242"
 AMEX = "378282246310005"  # 15 digits
@@ -39,6 +40,21 @@ def test_luhn_accepts_real_test_numbers(number):
         f"INV-{VISA}",
         VISA_13,
         UNIONPAY_19,
+        # one separator throughout: space, tab, several spaces, dash, dot, slash, underscore
+        "4242.4242.4242.4242",
+        "4242/4242/4242/4242",
+        "4242_4242_4242_4242",
+        "4242  4242  4242  4242",
+        "4242\t4242\t4242\t4242",
+        "3782.822463.10005",
+        "ref 4242.4242.4242.4242 ok",
+        "4242 4242 4242 4242 123",  # a card, then its security code
+        "4242 4242 4242 4242 1230 123",
+        # what NFKC makes ASCII: full-width digits and dashes, no-break and thin spaces
+        "４２４２４２４２４２４２４２４２",
+        "４２４２－４２４２－４２４２－４２４２",
+        "4242\u00a04242\u00a04242\u00a04242",
+        "4242\u202f4242\u202f4242\u202f4242",
     ],
 )
 def test_card_numbers_in_strings_are_found(text):
@@ -56,10 +72,14 @@ def test_card_numbers_in_strings_are_found(text):
         "+372 5123 4567",
         "2026-11-21T05:47:26Z",
         "ab4242424242424242cd",  # glued to letters: part of a hex id
-        "٤٢٤٢٤٢٤٢٤٢٤٢٤٢٤٢",  # Arabic-Indic digits are not ASCII digits
-        "４２４２４２４２４２４２４２４２",  # fullwidth digits neither
-        "4242  4242  4242  4242",  # two spaces break a run
+        "٤٢٤٢٤٢٤٢٤٢٤٢٤٢٤٢",  # Arabic-Indic digits: NFKC keeps them, they are not ASCII
         "INV-2026-0001 834502",  # 14 digits passing Luhn, but not written as one number
+        "4242.4242-4242.4242",  # two kinds of separator: not one number
+        "4242 4242  4242 4242",
+        "1.2.3.4.5.6.7.8.9.1.2.3.4.5",  # no card layout: a version, a list
+        "10/12/14/16/18/20/22/24",
+        "2026.11.21 12.30.00",
+        "192.168.100.200, 10.100.200.255",
         "ab4242424242424242",  # glued to a letter on one side: part of an id
         "4242424242424242cd",
     ],
@@ -169,9 +189,37 @@ def test_deep_nesting_does_not_crash_the_scan():
     [
         (f"card {VISA} ok", "card [redacted] ok"),
         ("4242 4242 4242 4241", "[redacted]"),  # card-shaped is enough in a log
-        ("x4242424242424242", "x[redacted]"),
+        ("x4242424242424242", None),  # glued to a letter: the guard's rule, a hex id
+        ("ref=4242.4242.4242.4242", "ref=[redacted]"),
+        ("/v1/payments?reference=4242_4242_4242_4242", "/v1/payments?reference=[redacted]"),
+        ("４２４２ ４２４２ ４２４２ ４２４２!", "[redacted]!"),
+        ("4242 4242 4242 4242 4242", "[redacted]"),
+        ("4242\t4242\t4242\t4241", "[redacted]"),
         ("INV-2026-0001 pay_01JD8Z4ZQ0W9N7Y3XK2M5R6T8V 12:30", None),
     ],
 )
 def test_redact(text, expected):
     assert redact(text) == (expected or text)
+
+
+def test_every_character_nfkc_makes_an_ascii_digit_or_separator_is_mapped():
+    expected = {}
+    for code in range(0x80, 0x110000):
+        form = unicodedata.normalize("NFKC", chr(code))
+        if len(form) == 1 and form in "0123456789 \t-./_":
+            expected[code] = form
+    assert ASCII_EQUIVALENTS == expected
+
+
+@pytest.mark.parametrize(
+    "body, param",
+    [
+        (b'{"card": {"c-v-c": "123"}}', "card.c-v-c"),  # separators inside the key name
+        (b'{"\\u0063vc": "123"}', "cvc"),  # the key written as escapes
+        (b'{"n": "4242\\t4242\\t4242\\t4242"}', "n"),  # tabs as JSON escapes
+        (b'{"n": "4242\\/4242\\/4242\\/4242"}', "n"),
+        (b'{"n": "\\uff14\\uff12\\uff14\\uff12424242424242 4242"}', "n"),
+    ],
+)
+def test_escaped_and_spelled_out_forms_are_found(body, param):
+    assert found(body)[1] == param

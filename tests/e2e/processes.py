@@ -113,7 +113,8 @@ WORKER_START_TIMEOUT = 30
 @contextlib.contextmanager
 def celery_worker(*queues: str, **env):
     """A Celery worker process as the Procfile's `webhooks` line starts it (threads pool),
-    consuming `queues`; yields the process (its own session, so a test may SIGKILL it)."""
+    consuming `queues`; yields the process (its own session, so a test may SIGKILL it), its
+    log lines so far in `process.output`."""
     process = subprocess.Popen(
         [sys.executable, "-m", "celery", "-A", "config", "worker", "-Q", ",".join(queues)]
         + ["--pool", "threads", "--concurrency", "2", "--prefetch-multiplier", "1"]
@@ -127,6 +128,7 @@ def celery_worker(*queues: str, **env):
         start_new_session=True,
     )
     ready, output = threading.Event(), []
+    process.output = output
     threading.Thread(target=_drain, args=(process, output, ready), daemon=True).start()
     try:
         assert ready.wait(WORKER_START_TIMEOUT), "the worker did not start:\n" + "".join(output)

@@ -1,0 +1,129 @@
+"""The raw-card guard (api.carddata.find_card_data) on 256 KiB bodies: typical ones and ones
+built to be its worst case, each against a floor measured in the same run (a plain
+`json.loads` of the same body, or of a JSON string of it when the body is not JSON).
+
+Usage: .venv/bin/python bench/bench_card_guard.py [--repeat N]
+"""
+
+import argparse
+import itertools
+import json
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+os.environ.setdefault("DEBUG", "true")
+
+from api.carddata import find_card_data, luhn_valid  # noqa: E402
+
+SIZE = 256 * 1024
+
+
+def repeated(piece: str, prefix: str = "", suffix: str = "") -> bytes:
+    """`piece` repeated to fill SIZE bytes between `prefix` and `suffix`."""
+    room = SIZE - len((prefix + suffix).encode())
+    return (prefix + piece * (room // len(piece.encode())) + suffix).encode()
+
+
+def json_list(items: list) -> bytes:
+    """`items`, cycled, in a JSON list of at most SIZE bytes."""
+    parts, size = [], 2
+    for value in itertools.cycle(items):
+        text = json.dumps(value)
+        if size + len(text) + 2 > SIZE:
+            return ("[" + ", ".join(parts) + "]").encode()
+        parts.append(text)
+        size += len(text) + 2
+
+
+def failing_luhn(digits: str) -> str:
+    """An order number: card-like digits whose last one is not the Luhn check digit."""
+    return next(digits[:-1] + last for last in "0123456789" if not luhn_valid(digits[:-1] + last))
+
+
+def escaped(text: str) -> str:
+    return "".join(f"\\u{ord(char):04x}" for char in text)
+
+
+def order(index: int) -> dict:
+    return {
+        "id": f"pay_01JD8Z4ZQ0W9N7Y3XK2M5R{index:06d}",
+        "amount": 1999 + index,
+        "currency": "eur",
+        "reference": f"INV-2026-{index:04d}",
+        "order_number": failing_luhn(str(4242424242424240 + index * 10)),
+        "created": "2026-11-21T05:47:26Z",
+        "description": "Two tickets, row 12, seats 4-5; call +372 5123 4567 before 18:00",
+        "metadata": {"sku": f"SKU-{index}", "qty": "2", "note": "gift wrap, ribbon 2.5 m"},
+    }
+
+
+def nested(depth: int) -> str:
+    return "[" * depth + '"4242 4242 4242 4241"' + "]" * depth
+
+
+BODIES = {
+    "typical: orders (JSON objects)": json_list([order(index) for index in range(2000)]),
+    "typical: prose, no digits": repeated("The quick brown fox jumps over the lazy dog. "),
+    "worst: 1-1-1-... (issue 12), raw": repeated("1-"),
+    "worst: 1-1-1-... in a JSON string": repeated("1-", '{"note": "', '"}'),
+    "worst: near-miss cards, one long run": repeated("4242 4242 4242 4241 ", '"', '"'),
+    "worst: near-miss cards, short runs": repeated("4242 4242 4242 4241;", '"', '"'),
+    "worst: near-miss cards, 5 groups": repeated("4242.4242.4242.4241.12;", '"', '"'),
+    "worst: ungrouped near-misses as numbers": json_list([4242424242424241]),
+    "worst: separator chains (4 blanks)": repeated("4242    4242    4242    4241    ", '"', '"'),
+    "worst: \\u0034 escapes": repeated(escaped("4242 4242 4242 4241;"), '"', '"'),
+    "worst: full-width digits": repeated("４２４２－４２４２－４２４２－４２４１ ", '"', '"'),
+    "worst: nested JSON": repeated(nested(500) + ",", "[", "0]"),
+    "worst: objects with expiry-like keys": json_list([{"expires_at": "2030-01-01", "n": 1}]),
+    "worst: tiny values and escapes": json_list(["\n"] + [1] * 1000),
+}
+
+
+def timed(call, repeat: int) -> list[float]:
+    times = []
+    for _ in range(repeat):
+        started = time.process_time()
+        call()
+        times.append(time.process_time() - started)
+    return times
+
+
+def floor_of(body: bytes):
+    """A plain json.loads of the body, or of the body as one JSON string when it is not JSON:
+    the least any reader of it pays."""
+    try:
+        json.loads(body)
+        return lambda: json.loads(body)
+    except ValueError:
+        as_string = json.dumps(body.decode())
+        return lambda: json.loads(as_string)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--repeat", type=int, default=15)
+    args, _ = parser.parse_known_args()  # bench/run.sh passes every script the same args
+    print(f"guard on {SIZE} B bodies: CPU ms (process time), best and median of {args.repeat} runs")
+    print(f"{'body':42} {'best':>7} {'median':>7} {'floor':>7} {'ratio':>7}  result")
+    worst = 0.0
+    for name, body in BODIES.items():
+        guard = timed(lambda body=body: find_card_data(body), args.repeat)
+        floor = timed(floor_of(body), args.repeat)
+        best, floor_best = min(guard), min(floor)
+        worst = max(worst, best)
+        result = find_card_data(body)
+        print(
+            f"{name:42} {best * 1e3:7.2f} {statistics.median(guard) * 1e3:7.2f} "
+            f"{floor_best * 1e3:7.2f} {best / floor_best:7.1f}  {result and result.what}"
+        )
+    print(f"worst best-of-{args.repeat}: {worst * 1e3:.2f} ms")
+
+
+if __name__ == "__main__":
+    main()
