@@ -6,7 +6,7 @@ under var/ and a filesystem Celery broker shared by the web, worker and beat pro
 
 import ipaddress
 from pathlib import Path
-from urllib.parse import unquote
+from urllib.parse import unquote, urlsplit
 
 import environ
 from django.core.exceptions import ImproperlyConfigured
@@ -41,6 +41,32 @@ API_KEY_OLD_PEPPERS = env.dict("API_KEY_OLD_PEPPERS", default={})
 ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["127.0.0.1", "localhost", "[::1]", "testserver"])
 PORT = env.int("PORT", default=8000)
 PUBLIC_BASE_URL = env.str("PUBLIC_BASE_URL", default=f"http://127.0.0.1:{PORT}").rstrip("/")
+
+# --- HTTPS and the TLS-terminating proxy in front (docs/deployment.md) -------------------------
+_public = urlsplit(PUBLIC_BASE_URL)
+if _public.scheme not in ("http", "https") or not _public.netloc:
+    raise ImproperlyConfigured(
+        "PUBLIC_BASE_URL must be an http(s) URL, e.g. https://pay.example.com"
+    )
+PUBLIC_HTTPS = _public.scheme == "https"
+# Opt-in: the header the proxy sets to "https" (and never passes on from a client), e.g.
+# X-Forwarded-Proto. Unset, every request counts as plain HTTP, whatever a client claims.
+_proxy_header = env.str("SECURE_PROXY_SSL_HEADER", default="")
+SECURE_PROXY_SSL_HEADER = (
+    ("HTTP_" + _proxy_header.upper().replace("-", "_"), "https") if _proxy_header else None
+)
+# The public origin is trusted whatever Host and scheme the proxy hands on (the challenge
+# page's form POST carries it as Origin).
+CSRF_TRUSTED_ORIGINS = [f"{_public.scheme}://{_public.netloc}"]
+SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = PUBLIC_HTTPS
+# On by default only when Django can tell an HTTPS request: without the proxy header every
+# request would be redirected, the redirected one too.
+SECURE_SSL_REDIRECT = env.bool(
+    "SECURE_SSL_REDIRECT", default=PUBLIC_HTTPS and SECURE_PROXY_SSL_HEADER is not None
+)
+SECURE_HSTS_SECONDS = env.int("SECURE_HSTS_SECONDS", default=31_536_000 if PUBLIC_HTTPS else 0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env.bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", default=True)
+SECURE_HSTS_PRELOAD = env.bool("SECURE_HSTS_PRELOAD", default=True)
 
 INSTALLED_APPS = [
     "django.contrib.admin",

@@ -34,14 +34,15 @@ def chromium_path() -> str:
     return path
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def chromium():
-    """One headless Chromium per test module; each test gets its own context (`page`).
+    """A headless Chromium for one test.
 
-        Playwright's sync API keeps an asyncio loop marked running on this thread, which Django
-        takes for an async context and refuses database calls in; they are plain sync calls made
-        between Playwright's, so Django's guard is told so while the browser is up (and only then:
-    the module scope keeps the setting from reaching other tests, e.g. `check --deploy`'s)."""
+    Playwright's sync API keeps an asyncio loop marked running on this thread, which Django
+    takes for an async context and refuses database calls in; they are plain sync calls made
+    between Playwright's, so Django's guard is told so while the browser is up. Hence one
+    browser per test, not per session: the loop and the variable end with the test, before
+    any other test (or a process it starts, which would inherit the variable) runs."""
     with pytest.MonkeyPatch.context() as patch, sync_playwright() as playwright:
         patch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
         browser = playwright.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)

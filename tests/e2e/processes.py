@@ -58,9 +58,9 @@ def wait_until_serving(base_url: str, process: subprocess.Popen, timeout: float 
         if process.poll() is not None:
             raise RuntimeError(f"web process exited with {process.returncode}")
         try:
-            requests.get(base_url + "/v1/", timeout=1)
+            requests.get(base_url + "/v1/", timeout=1, allow_redirects=False)  # any answer
             return
-        except requests.ConnectionError:
+        except (requests.ConnectionError, requests.Timeout):
             time.sleep(0.1)
     raise TimeoutError(f"{base_url} did not start serving in {timeout} s")
 
