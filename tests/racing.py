@@ -15,6 +15,9 @@ class Api:
     def post(self, path: str, body: dict | None = None) -> requests.Response:
         return requests.post(self.base + path, json=body or {}, headers=self.headers, timeout=30)
 
+    def get(self, path: str) -> requests.Response:
+        return requests.get(self.base + path, headers=self.headers, timeout=30)
+
     def payment(self, number: str, **fields) -> dict:
         token = self.post("/v1/sandbox/tokens", {**CARD, "number": number}).json()["id"]
         body = {"amount": 1000, "currency": "eur", "reference": "race", **fields}
