@@ -18,7 +18,8 @@ from django.core.cache.backends.redis import RedisCache
 from redis.exceptions import RedisError
 from rest_framework.throttling import BaseThrottle
 
-from api.redisclient import primary_client
+from api.breaker import Unavailable
+from api.redisclient import primary_client, server_breaker
 
 log = logging.getLogger("api.ratelimit")
 
@@ -38,6 +39,7 @@ redis.call('PEXPIRE', KEYS[1], math.ceil(burst / rate * 1000) + 1000)
 return string.format('%.17g', wait)
 """
 
+WARNING_INTERVAL = 60.0  # seconds between two "unavailable" warnings of a process
 _local_lock = threading.Lock()
 
 
@@ -57,13 +59,14 @@ def _take_token_in_redis(cache: RedisCache, key: str, rate: float, burst: int, n
     # Django's cache API has no scripting; its client (redis-py) does. The key gets the
     # cache's own prefix and version, as cache.get() would give it.
     key = cache.make_and_validate_key(key)
-    return float(_take_token_script(cache)(keys=[key], args=[rate, burst, now]))
+    client = primary_client(cache)
+    take = server_breaker(client).call
+    return float(take(_take_token_script(client), keys=[key], args=[rate, burst, now]))
 
 
-def _take_token_script(cache: RedisCache):
+def _take_token_script(client):
     """The script, registered once per client: hashing it on every request cost more CPU than
     the round trip to Redis."""
-    client = primary_client(cache)
     script = _scripts.get(client)
     if script is None:
         script = _scripts[client] = client.register_script(TAKE_TOKEN_LUA)
@@ -80,6 +83,18 @@ def take_token(bucket: str, *, rate: float, burst: int) -> float:
     return take(cache, f"ratelimit:{bucket}", rate, burst, time.time())
 
 
+_last_warning = [0.0]  # time.monotonic() of the last "unavailable" warning
+
+
+def _warn_failing_open(error: Exception) -> None:
+    """One warning per interval, without a traceback: an outage is one event, not one per
+    request (the breaker logs what failed)."""
+    now = time.monotonic()
+    if now - _last_warning[0] >= WARNING_INTERVAL:
+        _last_warning[0] = now
+        log.warning("rate limiter unavailable (%s); requests allowed", type(error).__name__)
+
+
 class ApiKeyRateLimit(BaseThrottle):
     """DRF throttle (runs after authentication and permissions): 429 `rate_limit_exceeded`
     with `Retry-After` through api.errors. Unauthenticated requests never get here."""
@@ -89,9 +104,9 @@ class ApiKeyRateLimit(BaseThrottle):
         limits = settings.API_RATE_LIMITS["live" if api_key.livemode else "test"]
         try:
             self.seconds = take_token(api_key.id, rate=limits["rate"], burst=limits["burst"])
-        except RedisError:
+        except (RedisError, Unavailable) as error:
             # Redis down: serve rather than refuse every merchant; the database is the truth.
-            log.warning("rate limiter unavailable; request allowed", exc_info=True)
+            _warn_failing_open(error)
             return True
         return self.seconds == 0
 

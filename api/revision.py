@@ -13,8 +13,9 @@ reuse that value, so a request sees the configuration as of its start. Outside a
 (Celery tasks, beat, commands) every read goes to Redis.
 
 Without Redis (the embedded defaults) or when Redis fails the revision is None: nothing is
-cached. Writes that bypass the model signals (`QuerySet.update()`, SQL by hand) must call
-`bump()`; `MAX_AGE` bounds what a missed bump can cost.
+cached; while Redis is known to be down its breaker (api/breaker.py) makes that None at once.
+Writes that bypass the model signals (`QuerySet.update()`, SQL by hand) must call `bump()`;
+`MAX_AGE` bounds what a missed bump can cost.
 """
 
 import secrets
@@ -27,7 +28,8 @@ from django.core.cache import caches
 from django.db import transaction
 from redis.exceptions import RedisError
 
-from api.redisclient import primary_client
+from api.breaker import Unavailable
+from api.redisclient import primary_client, server_breaker
 
 KEY = "config:revision"
 MAX_AGE = 60.0  # seconds an entry is served at most; a backstop, not the invalidation
@@ -79,16 +81,20 @@ def _read() -> bytes | None:
     if client is None:
         return None
     try:
-        value = client.get(key)
-        if value is None:
-            # First use, or Redis lost it: start from a value no entry was ever stored under.
-            value = secrets.token_hex(8).encode()
-            if not client.set(key, value, nx=True):
-                return None  # another process set one first
-        return value
-    except RedisError:
-        # Authentication and payments must not depend on Redis (the rate limiter logs it).
+        return server_breaker(client).call(_read_or_start, client, key)
+    except (RedisError, Unavailable):
+        # Authentication and payments must not depend on Redis (the breaker logs it).
         return None
+
+
+def _read_or_start(client, key) -> bytes | None:
+    value = client.get(key)
+    if value is None:
+        # First use, or Redis lost it: start from a value no entry was ever stored under.
+        value = secrets.token_hex(8).encode()
+        if not client.set(key, value, nx=True):
+            return None  # another process set one first
+    return value
 
 
 def bump() -> None:
@@ -101,7 +107,7 @@ def bump() -> None:
 def _set_new() -> None:
     client, key = _store()
     if client is not None:
-        client.set(key, secrets.token_hex(8))
+        server_breaker(client).call(client.set, key, secrets.token_hex(8))
 
 
 def bump_on_change(sender, **kwargs) -> None:

@@ -147,15 +147,30 @@ else:
             "max_size": env.int("DATABASE_POOL_MAX", default=16),
             "timeout": 10,
         }
+        # With the pool, Django 5.2 has psycopg_pool check each connection as it hands it out
+        # (ConnectionPool.check_connection: one empty query): after a server restart the
+        # pool's connections are dead, and a request must not get one.
+        DATABASES["default"]["CONN_HEALTH_CHECKS"] = env.bool("DATABASE_POOL_CHECK", default=True)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # --- broker and cache ------------------------------------------------------------------------
 REDIS_URL = env.str("REDIS_URL", default="")
 BROKER_DIR = VAR_DIR / "broker"
+# A Redis that accepts and never answers costs a call this long at most, then its breaker
+# (api/breaker.py) makes calls fail at once for DEPENDENCY_RETRY_SECONDS (docs/dependencies.md).
+REDIS_TIMEOUT = env.float("REDIS_TIMEOUT", default=0.5)
+DEPENDENCY_RETRY_SECONDS = env.float("DEPENDENCY_RETRY_SECONDS", default=2.0)
+REDIS_CLIENT_OPTIONS = {"socket_timeout": REDIS_TIMEOUT, "socket_connect_timeout": REDIS_TIMEOUT}
 if REDIS_URL:
     CELERY_BROKER_URL = REDIS_URL
+    CELERY_BROKER_TRANSPORT_OPTIONS = dict(REDIS_CLIENT_OPTIONS)
+    CELERY_BROKER_CONNECTION_TIMEOUT = REDIS_TIMEOUT
     CACHES = {
-        "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": REDIS_URL,
+            "OPTIONS": REDIS_CLIENT_OPTIONS,
+        }
     }
 else:
     # kombu's filesystem transport without its empty-file race (config/broker.py): no server,

@@ -10,9 +10,10 @@ from django.db import connection
 from rest_framework.test import APIClient
 
 from accounts.services import merchant_create
-from api import revision
+from api import breaker, ratelimit, revision
 from api.redisclient import primary_client
 from tests.racing import Api
+from tests.sick import HANG, Proxy
 
 
 def key_client(secret: str | None) -> APIClient:
@@ -150,3 +151,29 @@ def without_redis(settings):
         **settings.CACHES,
         "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
     }
+
+
+@pytest.fixture(autouse=True)
+def dependencies_presumed_up():
+    """Every test starts with no outage remembered (api/breaker.py) and its own first
+    rate-limiter warning."""
+    breaker.close_all()
+    ratelimit._last_warning[0] = 0.0
+
+
+@pytest.fixture
+def sick_redis(settings):
+    """A proxy in front of the test's Redis, hanging until the test sets `.mode = FORWARD`."""
+    if not settings.REDIS_URL:
+        pytest.skip("REDIS_URL is not set: the proxy forwards to a real Redis")
+    proxy = Proxy(settings.REDIS_URL, mode=HANG)
+    yield proxy
+    proxy.close()
+
+
+def redis_cache_at(settings, url: str) -> None:
+    """Redis at `url` as the cache and rate-limit store, with the project's client options
+    (REDIS_TIMEOUT) and a prefix of the test's own."""
+    store = {**redis_store(url), "OPTIONS": settings.REDIS_CLIENT_OPTIONS}
+    settings.CACHES = {**settings.CACHES, "default": store}
+    settings.API_RATE_LIMIT_CACHE = "default"

@@ -101,3 +101,8 @@ def deliveries_mark_enqueued(delivery_ids: list[str]) -> None:
     Delivery.objects.filter(pk__in=delivery_ids).update(
         enqueued_until=timezone.now() + ENQUEUED_GRACE
     )
+
+
+def deliveries_mark_not_enqueued(delivery_ids: list[str]) -> None:
+    """Their nudge could not be sent: due for the next beat tick, not in ENQUEUED_GRACE."""
+    Delivery.objects.filter(pk__in=delivery_ids).update(enqueued_until=None)

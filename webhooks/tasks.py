@@ -4,27 +4,38 @@ beat tasks find in the database whatever a lost or duplicated nudge left behind.
 import logging
 
 from celery import shared_task
+from django.db import InterfaceError
+from django.db import OperationalError as DatabaseUnreachable
 from kombu.exceptions import OperationalError
 
+from api.breaker import Unavailable, breaker
 from webhooks.attempts import deliveries_drain, delivery_run
-from webhooks.claims import deliveries_mark_enqueued, due_delivery_ids
+from webhooks.bulkhead import ENQUEUED_GRACE
+from webhooks.claims import (
+    deliveries_mark_enqueued,
+    deliveries_mark_not_enqueued,
+    due_delivery_ids,
+)
 from webhooks.fanout import events_fan_out
 from webhooks.selectors import undispatched_event_ids
 
 log = logging.getLogger(__name__)
+_broker = breaker("Celery broker", (OperationalError,))
 
 
 def enqueue_deliveries(delivery_ids: list[str]) -> None:
     """Nudge a worker per delivery (callers send only as many as the endpoints have free
-    places: bulkhead.Load.nudges_wanted). With the broker down the rows stay due, and the beat
-    tick enqueues them once it is back, so the caller's request does not fail for it."""
-    for delivery_id in delivery_ids:
+    places: bulkhead.Load.nudges_wanted). With the broker down, hung or known to be down (its
+    breaker), a nudge fails within REDIS_TIMEOUT, or at once: the rows not nudged are marked
+    so, and the next beat tick enqueues them once the broker is back. The caller's request
+    does not fail or wait for it, and is not retried by its client (a retry is a duplicate)."""
+    for sent, delivery_id in enumerate(delivery_ids):
         try:
-            deliver.delay(delivery_id)
-        except OperationalError:
-            log.warning(
-                "broker unavailable: %d deliveries left to the beat tick", len(delivery_ids)
-            )
+            # No publish retries: Celery's default policy would wait seconds in a web thread.
+            _broker.call(deliver.apply_async, (delivery_id,), retry=False)
+        except (OperationalError, Unavailable):
+            deliveries_mark_not_enqueued(delivery_ids[sent:])
+            log.info("broker unavailable: %d deliveries left to the beat tick", len(delivery_ids))
             return
 
 
@@ -34,7 +45,14 @@ def dispatch_events(event_ids: list[str]) -> None:
     enqueue_deliveries(events_fan_out(event_ids))
 
 
-@shared_task
+@shared_task(
+    # The database unreachable: the nudge is sent again a second later, for as long as its
+    # deliveries count as nudged (ENQUEUED_GRACE), so they go out within about a second of the
+    # database's return instead of after the grace (docs/dependencies.md).
+    autoretry_for=(DatabaseUnreachable, InterfaceError),
+    default_retry_delay=1,
+    max_retries=int(ENQUEUED_GRACE.total_seconds()),
+)
 def deliver(delivery_id: str | None = None) -> None:
     """The named delivery if it is still due, then whatever else is due: under load one
     message drives many deliveries, and Celery's cost per message is most of a delivery's."""

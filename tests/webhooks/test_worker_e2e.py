@@ -21,9 +21,11 @@ from django.utils import timezone
 from config.celery import app
 from events.services import emit
 from tests.e2e.processes import celery_worker, wait_for
+from tests.e2e.processes import test_database_url as database_url
+from tests.sick import FORWARD, Proxy
 from tests.webhooks.conftest import payment_object
 from webhooks.attempts import delivery_run
-from webhooks.bulkhead import LEASE
+from webhooks.bulkhead import ENQUEUED_GRACE, LEASE
 from webhooks.claims import due_delivery_ids
 from webhooks.models import Attempt, Delivery
 
@@ -89,3 +91,27 @@ def test_a_worker_killed_mid_delivery_does_not_lose_it(worker, receiver, endpoin
     assert attempt.status == "delivered" and attempt.attempt == 1
     assert [r.headers["Service-Event-Id"] for r in receiver.requests] == [event.id, event.id]
     assert LEASE < datetime.timedelta(minutes=5)  # retried well before the next sweep
+
+
+def test_a_nudge_that_finds_the_database_down_is_delivered_soon_after_it_returns(
+    loopback_allowed, ca_bundle, receiver, endpoint_for, merchant
+):
+    """The worker reaches PostgreSQL through a proxy that goes down (a server restart) while
+    the nudge arrives. No beat runs here: only the nudge, sent again, can deliver before the
+    30 s ENQUEUED_GRACE."""
+    purge_webhooks_queue()
+    database = Proxy(database_url())
+    with celery_worker(
+        "webhooks",
+        DATABASE_URL=database.url,
+        WEBHOOK_ALLOWED_NETWORKS="127.0.0.0/8",
+        WEBHOOK_CA_BUNDLE=ca_bundle,
+    ):
+        endpoint_for(receiver)
+        database.go_down()
+        tried = database.accepted
+        emit_committed(merchant)  # the worker takes the nudge and cannot reach the database
+        wait_for(lambda: database.accepted > tried)
+        database.mode = FORWARD
+        assert receiver.arrived.wait(ENQUEUED_GRACE.total_seconds() / 2)
+    database.close()
