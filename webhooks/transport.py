@@ -219,7 +219,7 @@ def _describe(exc: HTTPError) -> str:
     if isinstance(exc, NewConnectionError):  # a subclass of the connect timeout
         return f"connection failed: {exc}"
     if isinstance(exc, Urllib3Timeout):
-        return f"timeout: no response within {TIMEOUT_SECONDS} seconds"
+        return f"timeout: no complete response within {TIMEOUT_SECONDS} seconds"
     if isinstance(exc, SSLError):
         return f"tls: {exc}"
     if isinstance(exc, ProtocolError):  # reset or closed mid-exchange
