@@ -268,6 +268,9 @@ PAYMENT_CONNECTORS: dict[str, str] = {"test": "sandbox.simulator.SimulatorConnec
 # Per-transaction limit, in minor units of the payment's currency, for merchants whose own
 # `transaction_limit` is empty (docs/methods.md "Per-account transaction limit").
 PAYMENT_TRANSACTION_LIMIT = env.int("PAYMENT_TRANSACTION_LIMIT", default=100_000_000)
+# How old a `started` connector operation must be before beat takes it for abandoned by its
+# process and asks the connector again (longer than any connector call takes).
+OPERATION_RECOVERY_SECONDS = env.int("OPERATION_RECOVERY_SECONDS", default=60)
 if not 0 < PAYMENT_TRANSACTION_LIMIT < 2**53:
     raise ImproperlyConfigured("PAYMENT_TRANSACTION_LIMIT must be a positive integer below 2^53.")
 CELERY_BEAT_SCHEDULE.update(
@@ -282,6 +285,13 @@ CELERY_BEAT_SCHEDULE.update(
             "task": "payments.tasks.expire_due_payments",
             "schedule": 60.0,
             "options": {"expires": 55},
+        },
+        # Connector operations left `started` by a process that died (docs/payments.md
+        # "Connector operations").
+        "payments-recover-operations": {
+            "task": "payments.tasks.recover_operations",
+            "schedule": 30.0,
+            "options": {"expires": 25},
         },
         "payments-purge-unused-tokens": {
             "task": "payments.tasks.purge_unused_tokens",
@@ -301,4 +311,9 @@ CELERY_BEAT_SCHEDULE["refunds-resolve-due"] = {
     "task": "refunds.tasks.resolve_due_refunds",
     "schedule": 10.0,
     "options": {"expires": 9},
+}
+CELERY_BEAT_SCHEDULE["refunds-recover-operations"] = {
+    "task": "refunds.tasks.recover_refund_operations",
+    "schedule": 30.0,
+    "options": {"expires": 25},
 }
