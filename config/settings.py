@@ -213,8 +213,9 @@ API_KEY_CACHE = env.bool("API_KEY_CACHE", default=True)
 WEBHOOK_ENDPOINT_CACHE = env.bool("WEBHOOK_ENDPOINT_CACHE", default=True)
 # Request bodies above this are 400 `request_too_large` (Django enforces it on reading).
 DATA_UPLOAD_MAX_MEMORY_SIZE = env.int("API_MAX_BODY_BYTES", default=256 * 1024)
-# How long a claimed Idempotency-Key stays "in use" if its request dies without answering.
-IDEMPOTENCY_LEASE_SECONDS = env.int("IDEMPOTENCY_LEASE_SECONDS", default=120)
+# How long a claimed Idempotency-Key stays "in use" if its request dies without answering
+# (short: the claim fences the work, docs/request-safety.md "Idempotency keys").
+IDEMPOTENCY_LEASE_SECONDS = env.int("IDEMPOTENCY_LEASE_SECONDS", default=30)
 
 LOGGING = {
     "version": 1,

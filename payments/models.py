@@ -186,6 +186,9 @@ class Operation(models.Model):
     # What is asked, enough to ask again and apply the answer without the original request.
     request = models.JSONField(default=dict)
     api_version = models.CharField(max_length=32, null=True, blank=True)
+    # The Idempotency-Key claim (api.IdempotencyRecord) of the request that started it: a
+    # retry of that request resumes this operation instead of running again.
+    idempotency_record_id = models.BigIntegerField(null=True, blank=True)
     created = models.DateTimeField(default=timezone.now)
 
     class Meta:

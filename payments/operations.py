@@ -20,6 +20,7 @@ from django.conf import settings
 from django.utils import timezone
 
 from api.errors import ProcessingFailed, ServiceError
+from api.idempotency import claim_hold
 from payments.models import Operation
 
 STARTED = Operation.State.STARTED
@@ -51,16 +52,38 @@ def operation_start(
     api_version: str | None,
     refund_id: str | None = None,
 ) -> Operation:
-    """Step 1's record, inside the caller's transaction."""
+    """Step 1's record, inside the caller's transaction, linked to the request's
+    Idempotency-Key claim (checked still held: a request a retry took over starts nothing)."""
     operation = Operation(
         kind=kind,
         payment_id=payment_id,
         refund_id=refund_id,
         request=request,
         api_version=api_version,
+        idempotency_record_id=claim_hold(),
     )
     operation.save(force_insert=True)
     return operation
+
+
+def operation_of_claim(record_id: int) -> Operation | None:
+    """The operation a request with this Idempotency-Key claim started and did not abandon:
+    the one its retry resumes."""
+    linked = Operation.objects.filter(idempotency_record_id=record_id)
+    return linked.exclude(state=Operation.State.ABANDONED).order_by("-created").first()
+
+
+def resumable(claim, work: Callable[[], object], recover: Callable[[Operation], object]):
+    """What a request runs: `work`, or, when it is the retry of a request that died after
+    starting a connector operation (its Idempotency-Key claim taken over, `claim.resumed`),
+    `recover(that operation)`: the connector asked again with the same key and the answer
+    applied, instead of running again (which would meet, say, its own spent token)."""
+    if claim is None or not claim.resumed:
+        return work
+    operation = operation_of_claim(claim.record_id)
+    if operation is None:
+        return work
+    return lambda: recover(operation)
 
 
 def operation_apply(operation: Operation) -> bool:

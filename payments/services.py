@@ -17,7 +17,9 @@ from django.db import transaction
 from django.utils import timezone
 
 from accounts.models import Merchant
+from api import failpoints
 from api.errors import ProcessingFailed, ServiceError, ValidationFailed
+from api.idempotency import answer_with_work
 from events.services import emit_all, previous_attributes
 from payments.connectors import Authorization, Refusal, Result, connector_of, route
 from payments.fees import fees_for, parse_schedule
@@ -261,35 +263,55 @@ def _ask(operation: Operation, payment: Payment):
 
 
 def _apply(operation: Operation, payment: Payment, answer) -> Applied:
-    """Step 3: write the answer, its events and the operation's end in one transaction, under
-    the payment's lock. A second writer (recovery racing the original request) finds the
-    operation applied and gets the payment as it stands."""
+    """Step 3: write the answer, its events, the operation's end and (for an idempotent
+    request) the response in one transaction, under the payment's lock. A second writer
+    (recovery racing the original request) finds the operation applied and gets the payment
+    as it stands."""
     with transaction.atomic():
         if operation.kind == Kind.CREATE:
-            return _apply_create(operation, payment, answer)
-        locked = payment_lock(payment)
-        if not operation_apply(operation):
-            return Applied(locked)
-        now, before = timezone.now(), payment_to_dict(locked)
-        trigger = TRIGGERS[operation.kind]
-        match operation.kind:
-            case Kind.CAPTURE | Kind.VOID if answer is not None:  # a Refusal
-                if operation.kind == Kind.CAPTURE:  # the spec reports it as an event
-                    _emit(locked, ["payment.capture_failed"], before, operation.api_version)
-                return Applied(locked, refusal=answer)
-            case Kind.CAPTURE:
-                _take_capture(locked, operation.request["amount"], now)
-                _enter(locked, Status.CAPTURED, now)
-            case Kind.VOID:
-                locked.canceled_at = now
-                _enter(locked, Status.CANCELED, now)
-            case Kind.CONFIRM:
-                locked.token, locked.card = payment.token, operation.request["card"]
-                _take_authorization(locked, answer, now)
-            case _:
-                _take_authorization(locked, answer, now)
-        _save_and_emit(locked, trigger, before, operation.api_version)
+            applied = _apply_create(operation, payment, answer)
+        else:
+            applied = _apply_change(operation, payment, answer)
+        answer_with_work(lambda: _outcome(operation, applied))
+    return applied
+
+
+def _apply_change(operation: Operation, payment: Payment, answer) -> Applied:
+    locked = payment_lock(payment)
+    if not operation_apply(operation):
+        return Applied(locked)
+    now, before = timezone.now(), payment_to_dict(locked)
+    match operation.kind:
+        case Kind.CAPTURE | Kind.VOID if answer is not None:  # a Refusal
+            if operation.kind == Kind.CAPTURE:  # the spec reports it as an event
+                _emit(locked, ["payment.capture_failed"], before, operation.api_version)
+            return Applied(locked, refusal=answer)
+        case Kind.CAPTURE:
+            _take_capture(locked, operation.request["amount"], now)
+            _enter(locked, Status.CAPTURED, now)
+        case Kind.VOID:
+            locked.canceled_at = now
+            _enter(locked, Status.CANCELED, now)
+        case Kind.CONFIRM:
+            locked.token, locked.card = payment.token, operation.request["card"]
+            _take_authorization(locked, answer, now)
+        case _:
+            _take_authorization(locked, answer, now)
+    _save_and_emit(locked, TRIGGERS[operation.kind], before, operation.api_version)
     return Applied(locked)
+
+
+def _outcome(operation: Operation, applied: Applied) -> Payment:
+    """What the caller gets: the payment, or 422 `capture_failed` / `void_failed` when the
+    processor refused (the refusal is committed first, with its event)."""
+    if applied.refusal is not None:
+        action = operation.kind  # capture or void
+        raise ProcessingFailed(
+            f"The {action} of {applied.payment.id} was refused: {applied.refusal.reason} "
+            "The payment stays authorized.",
+            code=f"{action}_failed",
+        )
+    return applied.payment
 
 
 def _apply_create(operation: Operation, payment: Payment, answer: Authorization) -> Applied:
@@ -305,9 +327,14 @@ def _apply_create(operation: Operation, payment: Payment, answer: Authorization)
     return Applied(payment)
 
 
-def _operate(operation: Operation, payment: Payment) -> Applied:
-    """Steps 2 and 3 of an operation step 1 recorded."""
-    return _apply(operation, payment, _ask(operation, payment))
+def _operate(operation: Operation, payment: Payment) -> Payment:
+    """Steps 2 and 3 of an operation step 1 recorded; -> the outcome (see `_outcome`)."""
+    failpoints.reach(failpoints.OPERATION_STARTED)
+    answer = _ask(operation, payment)
+    failpoints.reach(failpoints.CONNECTOR_ANSWERED)
+    applied = _apply(operation, payment, answer)
+    failpoints.reach(failpoints.WORK_COMMITTED)
+    return _outcome(operation, applied)
 
 
 def _subject(operation: Operation) -> Payment:
@@ -330,7 +357,7 @@ def payment_operation_recover(operation: Operation) -> Payment:
     before): ask again with the same key, which the connector answers as the first time,
     and apply the answer. A ServiceError leaves it for the next try (or abandons it, if the
     connector says nothing was processed)."""
-    return _operate(operation, _subject(operation)).payment
+    return _operate(operation, _subject(operation))
 
 
 # --- create and confirm ----------------------------------------------------------------------
@@ -415,7 +442,7 @@ def payment_create(
         operation = operation_start(
             Kind.CREATE, payment_id=payment.pk, request=values, api_version=api_version
         )
-    return _operate(operation, payment).payment
+    return _operate(operation, payment)
 
 
 def _create_pending(payment: Payment, api_version: str | None) -> Payment:
@@ -426,6 +453,7 @@ def _create_pending(payment: Payment, api_version: str | None) -> Payment:
         _enter(payment, Status.PENDING, now)
         check_transition(None, Trigger.CREATE, Status.PENDING)
         _emit(payment, ["payment.created"], None, api_version, new=True)
+        answer_with_work(lambda: payment)
     return payment
 
 
@@ -462,7 +490,7 @@ def payment_confirm(
         return {"token_id": locked.token.pk, "card": locked.card}
 
     operation, locked = _start(payment, Kind.CONFIRM, {}, api_version, check=spend_token)
-    return _operate(operation, locked).payment
+    return _operate(operation, locked)
 
 
 # --- after authorization ---------------------------------------------------------------------
@@ -473,13 +501,13 @@ def payment_complete_action(
 ) -> Payment:
     """The payer finished (or abandoned) the challenge; `details` go to the connector."""
     operation, locked = _start(payment, Kind.PAYER_ACTION, {"details": details}, api_version)
-    return _operate(operation, locked).payment
+    return _operate(operation, locked)
 
 
 def payment_resolve(*, payment: Payment, api_version: str | None = None) -> Payment:
     """Settle a processing payment now (sandbox advance, a read after its time, beat)."""
     operation, locked = _start(payment, Kind.RESOLVE, {}, api_version)
-    return _operate(operation, locked).payment
+    return _operate(operation, locked)
 
 
 def payment_resolve_if_due(*, payment: Payment, api_version: str | None = None) -> Payment:
@@ -527,7 +555,7 @@ def payment_capture(
         return {"amount": to_capture}
 
     operation, locked = _start(payment, Kind.CAPTURE, {}, api_version, check=amount_to_capture)
-    return _unless_refused(_operate(operation, locked), "capture")
+    return _operate(operation, locked)
 
 
 def payment_cancel(*, payment: Payment, api_version: str | None = None) -> Payment:
@@ -537,22 +565,12 @@ def payment_cancel(*, payment: Payment, api_version: str | None = None) -> Payme
         locked = _lock_for(payment, Trigger.CANCEL)
         if locked.status != Status.AUTHORIZED:  # nothing authorized: no connector call
             _write_change(locked, Trigger.CANCEL, Status.CANCELED, api_version)
+            answer_with_work(lambda: locked)
             return locked
         operation = operation_start(
             Kind.VOID, payment_id=locked.pk, request={}, api_version=api_version
         )
-    return _unless_refused(_operate(operation, locked), "void")
-
-
-def _unless_refused(applied: Applied, action: str) -> Payment:
-    """The payment, or 422 `capture_failed` / `void_failed` when the processor refused."""
-    if applied.refusal is not None:
-        raise ProcessingFailed(
-            f"The {action} of {applied.payment.id} was refused: {applied.refusal.reason} "
-            "The payment stays authorized.",
-            code=f"{action}_failed",
-        )
-    return applied.payment
+    return _operate(operation, locked)
 
 
 def payment_expire(*, payment: Payment, api_version: str | None = None) -> Payment:

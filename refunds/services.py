@@ -12,7 +12,9 @@ import datetime
 from django.db import transaction
 from django.utils import timezone
 
+from api import failpoints
 from api.errors import ProcessingFailed, ServiceError, ValidationFailed
+from api.idempotency import answer_with_work
 from events.services import emit_all, previous_attributes
 from payments.connectors import RefundAnswer, connector_of
 from payments.fees import refund_fee_for
@@ -168,27 +170,42 @@ def _apply(operation: Operation, payment: Payment, refund: Refund, answer) -> Re
     with transaction.atomic():
         locked = payment_lock(payment)
         if not operation_apply(operation):
-            return Refund.objects.get(pk=refund.pk)
-        now = timezone.now()
-        if operation.kind == Kind.REFUND:
-            refund.created = now
-            _take_answer(refund, locked, answer, now)
-            refund.save(force_insert=True)
-            status_event = STATUS_EVENTS.get(refund.status)
-            types = ["refund.created", status_event] if status_event else ["refund.created"]
-            _emit(refund, types, None, operation.api_version)
-            return refund
-        refund = Refund.objects.select_for_update(of=("self",)).get(pk=refund.pk)
-        before = refund_to_dict(refund)
-        _take_answer(refund, locked, answer, now)
-        refund.save()
-        if status_event := STATUS_EVENTS.get(refund.status):
-            _emit(refund, [status_event], before, operation.api_version)
+            refund = Refund.objects.get(pk=refund.pk)
+        elif operation.kind == Kind.REFUND:
+            _insert(refund, locked, answer, operation.api_version)
+        else:
+            refund = _settle(refund, locked, answer, operation.api_version)
+        answer_with_work(lambda: refund)
     return refund
 
 
+def _insert(refund: Refund, payment: Payment, answer: RefundAnswer, api_version) -> None:
+    refund.created = timezone.now()
+    _take_answer(refund, payment, answer, refund.created)
+    refund.save(force_insert=True)
+    status_event = STATUS_EVENTS.get(refund.status)
+    types = ["refund.created", status_event] if status_event else ["refund.created"]
+    _emit(refund, types, None, api_version)
+
+
+def _settle(refund: Refund, payment: Payment, answer: RefundAnswer, api_version) -> Refund:
+    locked = Refund.objects.select_for_update(of=("self",)).get(pk=refund.pk)
+    before = refund_to_dict(locked)
+    _take_answer(locked, payment, answer, timezone.now())
+    locked.save()
+    if status_event := STATUS_EVENTS.get(locked.status):
+        _emit(locked, [status_event], before, api_version)
+    return locked
+
+
 def _operate(operation: Operation, payment: Payment, refund: Refund) -> Refund:
-    return _apply(operation, payment, refund, _ask(operation, payment, refund))
+    """Steps 2 and 3 of an operation step 1 recorded (failpoints as for payments)."""
+    failpoints.reach(failpoints.OPERATION_STARTED)
+    answer = _ask(operation, payment, refund)
+    failpoints.reach(failpoints.CONNECTOR_ANSWERED)
+    refund = _apply(operation, payment, refund, answer)
+    failpoints.reach(failpoints.WORK_COMMITTED)
+    return refund
 
 
 def refund_operation_recover(operation: Operation) -> Refund:
