@@ -301,6 +301,9 @@ CELERY_BEAT_SCHEDULE.update(
         },
     }
 )
+# Simulated issuer waits (`_svc_test_latency_ms`) one merchant may have at once; one more is
+# 429 (docs/payments.md "Simulated latency").
+SANDBOX_LATENCY_CONCURRENCY = env.int("SANDBOX_LATENCY_CONCURRENCY", default=2)
 CELERY_BEAT_SCHEDULE["sandbox-purge-challenge-sessions"] = {
     "task": "sandbox.tasks.purge_old_challenge_sessions",
     "schedule": 3600.0,

@@ -460,8 +460,9 @@ def _create_pending(payment: Payment, api_version: str | None) -> Payment:
 def _start(
     payment: Payment, kind: str, request: dict, api_version: str | None, *, check=None
 ) -> tuple[Operation, Payment]:
-    """Step 1 of an operation on an existing payment: lock, check the transition (and
-    `check(locked)`, which may refuse), record the operation; one short transaction."""
+    """Step 1 of an operation on an existing payment: lock, check the transition, record the
+    operation; one short transaction. `check(locked)` runs under the lock, may refuse, and
+    returns more of what is asked (the amount to capture, the token spent)."""
     payment = _expire_if_lapsed(payment, api_version)
     with transaction.atomic():
         locked = _lock_for(payment, TRIGGERS[kind])

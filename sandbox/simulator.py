@@ -9,7 +9,6 @@ challenge's Approve, or the resolution of an asynchronous payment, gives.
 
 import dataclasses
 import datetime
-import time
 
 from django.conf import settings
 from django.utils import timezone
@@ -21,6 +20,7 @@ from payments.declines import APPROVED_RESPONSE_CODE, DECLINES, SYSTEM_ERROR_RES
 from payments.methods import DETAILS_FIELDS, Flow, get_method
 from sandbox import overrides
 from sandbox.cards import CARDS_BY_BIN_LAST4, TestCard
+from sandbox.latency import simulated_wait
 from sandbox.models import ChallengeSession
 
 RESOLVE_AFTER = datetime.timedelta(seconds=30)  # spec "Limits": simulated async resolve time
@@ -200,8 +200,8 @@ class SimulatorConnector(Connector):
         if status is not None:
             raise simulated_http_error(status)
         delay = overrides.latency_ms(payment.metadata)
-        if delay:
-            time.sleep(delay / 1000)  # the override's whole point: a slow issuer, for real
+        if delay:  # the override's whole point: a slow issuer, for real (but capped)
+            simulated_wait(merchant_id=payment.merchant_id, milliseconds=delay)
         card, step = card_of(payment), plan_of(payment)[0]
         auth = answer(card, step)
         extra = {}
