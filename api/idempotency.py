@@ -2,16 +2,24 @@
 
 A POST with `Idempotency-Key` claims the key in one short transaction before the view runs,
 so two requests with one key can never both do the work; the view then runs outside any
-transaction of ours (services commit their own, and a committed decline followed by a 402 is
-a final answer), and its response is stored in a second short write. 2xx and 4xx are final
-and replayed byte for byte for 24 hours; a 5xx (or a crash) releases the claim so a retry
-runs again; a 429 is never stored.
+transaction of ours (services commit their own). A view whose service commits work (a
+payment, a refund) answers through `answering`: the service calls `answer_with_work` inside
+the transaction that commits the work, which renders the response there and stores it under
+the claim, so the work and its answer commit together (a committed decline and its 402
+included). Other views' responses are stored in a second short write after the view.
+
+2xx and 4xx are final and replayed byte for byte for 24 hours; a 5xx (or a crash) frees the
+claim so a retry runs again; a 429 is never stored. Work is fenced by the claim: a request
+whose key a retry took over (lease over) can commit neither work nor answer.
 """
 
 import datetime
 import hashlib
 import logging
 import secrets
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -20,6 +28,7 @@ from django.db import connection, transaction
 from django.http import HttpResponse
 from django.utils import timezone
 
+from api import failpoints
 from api.carddata import redact
 from api.errors import IdempotencyFailed, ValidationFailed
 from api.models import IdempotencyRecord
@@ -35,10 +44,12 @@ REPLAYED_HEADER = "Idempotent-Replayed"
 
 @dataclass(frozen=True)
 class Claim:
-    """The right to run the request and store its response."""
+    """The right to run the request and store its response. `resumed`: the same request was
+    claimed before by a request that died (lease over); work it started may be resumed."""
 
     record_id: int
     lease_token: str
+    resumed: bool = False
 
 
 class BodyCipher(Protocol):
@@ -73,11 +84,15 @@ def request_fingerprint(method: str, path: str, body: bytes) -> str:
     return digest.hexdigest()
 
 
+def _lease_until(now: datetime.datetime) -> datetime.datetime:
+    return now + datetime.timedelta(seconds=settings.IDEMPOTENCY_LEASE_SECONDS)
+
+
 def _fresh_claim(now: datetime.datetime, **request) -> dict:
     return {
         **request,
         "lease_token": secrets.token_hex(16),
-        "lease_until": now + datetime.timedelta(seconds=settings.IDEMPOTENCY_LEASE_SECONDS),
+        "lease_until": _lease_until(now),
         "status": None,
         "content_type": "",
         "body": b"",
@@ -125,13 +140,16 @@ def idempotency_claim(
         record, created = IdempotencyRecord.objects.select_for_update().get_or_create(
             **scope, defaults=fresh
         )
+        resumed = False
         if not created and _key_is_free(record, now):
+            # The same request again after its first run died: what it started is resumed.
+            resumed = record.in_flight and record.fingerprint == fingerprint
             for field, value in fresh.items():
                 setattr(record, field, value)
             record.save()
             created = True
     if created:
-        return Claim(record_id=record.pk, lease_token=record.lease_token)
+        return Claim(record_id=record.pk, lease_token=record.lease_token, resumed=resumed)
     if record.fingerprint != fingerprint:
         raise IdempotencyFailed(
             "This Idempotency-Key was already used with a different request (method, path "
@@ -182,11 +200,79 @@ def idempotency_settle(
     """Store a final response under the claim (its body encrypted by `cipher`, if given), or
     release the claim for a retry."""
     if not is_final(response.status_code):
-        _held(claim).delete()
+        idempotency_release(claim)
         return
+    failpoints.reach(failpoints.RESPONSE_STORING)
     body = response.content if cipher is None else cipher.encrypt(response.content)
     if not _store_response(claim, response, body):
         log.warning("idempotency claim %s was taken over before its response", claim.record_id)
+
+
+@dataclass
+class Answering:
+    """A request whose response is rendered and stored by the transaction that commits its
+    work: `respond(outcome)` renders the view's response for the service's outcome (a
+    callable returning the service's result or raising its refusal); `stored` is it, once
+    stored."""
+
+    claim: Claim
+    respond: Callable[[Callable[[], object]], HttpResponse]
+    cipher: BodyCipher | None = None
+    stored: HttpResponse | None = None
+
+
+_answering: ContextVar[Answering | None] = ContextVar("idempotency_answering", default=None)
+
+
+@contextmanager
+def answering(state: Answering) -> Iterator[Answering]:
+    """While the view's service runs: the claim its transactions fence and answer under."""
+    token = _answering.set(state)
+    try:
+        yield state
+    finally:
+        _answering.reset(token)
+
+
+def _taken_over() -> IdempotencyFailed:
+    return IdempotencyFailed(
+        "A retry with this Idempotency-Key took over while this request ran; its answer is "
+        "the retry's.",
+        code="idempotency_key_in_use",
+    )
+
+
+def claim_hold() -> int | None:
+    """Inside a transaction that commits part of the request's work (a connector operation's
+    start): checks, in that transaction, that this request still holds its key (renewing the
+    lease), and returns the claim's record id to link the work to. A request whose key a
+    retry took over must not commit work: 409, and the caller's transaction rolls back. None
+    outside an idempotent request."""
+    state = _answering.get()
+    if state is None:
+        return None
+    renewed = _held(state.claim).update(lease_until=_lease_until(timezone.now()))
+    if not renewed:
+        raise _taken_over()
+    return state.claim.record_id
+
+
+def answer_with_work(outcome: Callable[[], object]) -> None:
+    """Inside the transaction that completes the request's work: the response the view sends
+    for `outcome` is rendered and stored under the claim in that same transaction, so the
+    work and its answer commit together, or neither (a request whose key a retry took over
+    gets 409 and its work rolls back). Nothing outside an idempotent request."""
+    state = _answering.get()
+    if state is None:
+        return
+    response = state.respond(outcome)
+    if not is_final(response.status_code):
+        return
+    cipher = state.cipher
+    body = response.content if cipher is None else cipher.encrypt(response.content)
+    if not _store_response(state.claim, response, body):
+        raise _taken_over()
+    state.stored = response
 
 
 def _store_response(claim: Claim, response: HttpResponse, body: bytes) -> bool:
@@ -209,8 +295,10 @@ def _store_response(claim: Claim, response: HttpResponse, body: bytes) -> bool:
 
 
 def idempotency_release(claim: Claim) -> None:
-    """The request died: the key is free for a retry at once."""
-    _held(claim).delete()
+    """The request died or answered 5xx: the key is free for a retry at once. The record stays
+    (lease over), so the retry takes over the same record and resumes what it started."""
+    failpoints.reach(failpoints.RELEASING)
+    _held(claim).update(lease_until=timezone.now())
 
 
 def replay_response(record: IdempotencyRecord, cipher: BodyCipher | None = None) -> HttpResponse:

@@ -1,15 +1,22 @@
 """The base every API view derives from, and the envelope for Django's own 404 and 500."""
 
+from collections.abc import Callable
+from functools import partial
+
 from django.conf import settings
 from django.http import HttpResponse
 from django.views.decorators.csrf import csrf_exempt
+from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from api import failpoints
 from api.carddata import refuse_raw_card_data
 from api.errors import ApiFailure, ValidationFailed, unrecognized_url
 from api.idempotency import (
+    Answering,
     BodyCipher,
     Claim,
+    answering,
     idempotency_claim,
     idempotency_key,
     idempotency_release,
@@ -74,6 +81,7 @@ class ServiceAPIView(APIView):
     ignores_idempotency_key = False
     stored_response_cipher: BodyCipher | None = None
     _held_claim: Claim | None = None  # set by initial() when this request claimed its key
+    _answered: Answering | None = None  # set by answered() while its service runs
 
     def initial(self, request, *args, **kwargs):
         super().initial(request, *args, **kwargs)  # authentication, permissions, rate limit
@@ -86,6 +94,7 @@ class ServiceAPIView(APIView):
             # reach the idempotency table.
             refuse_raw_card_data(body)
         self._held_claim = self.claim_idempotency_key(request, body)
+        failpoints.reach(failpoints.CLAIMED)
         if request.method == "POST":
             require_json_object(request)
 
@@ -115,6 +124,36 @@ class ServiceAPIView(APIView):
             return exc.response
         return super().handle_exception(exc)
 
+    def answered(self, work: Callable[[], object], respond: Callable[[object], Response]):
+        """`respond(work())`, where `work` is the one service call that commits the request's
+        work. Under an Idempotency-Key the service stores this response inside the transaction
+        that commits its work (api.idempotency.answer_with_work), so no crash can leave work
+        committed without its answer; the response sent is the one stored."""
+        if self._held_claim is None:
+            return respond(work())
+        state = Answering(
+            self._held_claim, partial(self._rendered, respond), self.stored_response_cipher
+        )
+        self._answered = state
+        with answering(state):
+            try:
+                result = work()
+            except Exception:
+                if state.stored is None:
+                    raise
+                return state.stored  # committed, then refused (e.g. a capture refused)
+        return respond(result) if state.stored is None else state.stored
+
+    def _rendered(self, respond, outcome: Callable[[], object]):
+        """The response, rendered as dispatch would send it, for a service's outcome."""
+        try:
+            response = respond(outcome())
+        except Exception as exc:  # noqa: BLE001 as DRF's dispatch: unknown ones are re-raised
+            response = self.handle_exception(exc)
+        response = self.finalize_response(self.request, response)
+        response.render()
+        return response
+
     def dispatch(self, request, *args, **kwargs):
         """Runs the view, then stores its response under the idempotency claim (if any):
         outside any transaction of ours, since services commit their own."""
@@ -122,7 +161,8 @@ class ServiceAPIView(APIView):
             return self.answer_preflight(request)
         try:
             response = super().dispatch(request, *args, **kwargs)
-            if self._held_claim is not None:
+            stored = self._answered is not None and self._answered.stored is not None
+            if self._held_claim is not None and not stored:
                 if hasattr(response, "render"):
                     response.render()  # the bytes stored are the bytes sent
                 idempotency_settle(self._held_claim, response, self.stored_response_cipher)

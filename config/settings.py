@@ -256,8 +256,9 @@ API_KEY_CACHE = env.bool("API_KEY_CACHE", default=True)
 WEBHOOK_ENDPOINT_CACHE = env.bool("WEBHOOK_ENDPOINT_CACHE", default=True)
 # Request bodies above this are 400 `request_too_large` (Django enforces it on reading).
 DATA_UPLOAD_MAX_MEMORY_SIZE = env.int("API_MAX_BODY_BYTES", default=256 * 1024)
-# How long a claimed Idempotency-Key stays "in use" if its request dies without answering.
-IDEMPOTENCY_LEASE_SECONDS = env.int("IDEMPOTENCY_LEASE_SECONDS", default=120)
+# How long a claimed Idempotency-Key stays "in use" if its request dies without answering
+# (short: the claim fences the work, docs/request-safety.md "Idempotency keys").
+IDEMPOTENCY_LEASE_SECONDS = env.int("IDEMPOTENCY_LEASE_SECONDS", default=30)
 
 LOGGING = {
     "version": 1,
@@ -311,6 +312,9 @@ PAYMENT_CONNECTORS: dict[str, str] = {"test": "sandbox.simulator.SimulatorConnec
 # Per-transaction limit, in minor units of the payment's currency, for merchants whose own
 # `transaction_limit` is empty (docs/methods.md "Per-account transaction limit").
 PAYMENT_TRANSACTION_LIMIT = env.int("PAYMENT_TRANSACTION_LIMIT", default=100_000_000)
+# How old a `started` connector operation must be before beat takes it for abandoned by its
+# process and asks the connector again (longer than any connector call takes).
+OPERATION_RECOVERY_SECONDS = env.int("OPERATION_RECOVERY_SECONDS", default=60)
 if not 0 < PAYMENT_TRANSACTION_LIMIT < 2**53:
     raise ImproperlyConfigured("PAYMENT_TRANSACTION_LIMIT must be a positive integer below 2^53.")
 CELERY_BEAT_SCHEDULE.update(
@@ -326,6 +330,13 @@ CELERY_BEAT_SCHEDULE.update(
             "schedule": 60.0,
             "options": {"expires": 55},
         },
+        # Connector operations left `started` by a process that died (docs/payments.md
+        # "Connector operations").
+        "payments-recover-operations": {
+            "task": "payments.tasks.recover_operations",
+            "schedule": 30.0,
+            "options": {"expires": 25},
+        },
         "payments-purge-unused-tokens": {
             "task": "payments.tasks.purge_unused_tokens",
             "schedule": 3600.0,
@@ -333,6 +344,9 @@ CELERY_BEAT_SCHEDULE.update(
         },
     }
 )
+# Simulated issuer waits (`_svc_test_latency_ms`) one merchant may have at once; one more is
+# 429 (docs/payments.md "Simulated latency").
+SANDBOX_LATENCY_CONCURRENCY = env.int("SANDBOX_LATENCY_CONCURRENCY", default=2)
 CELERY_BEAT_SCHEDULE["sandbox-purge-challenge-sessions"] = {
     "task": "sandbox.tasks.purge_old_challenge_sessions",
     "schedule": 3600.0,
@@ -344,4 +358,9 @@ CELERY_BEAT_SCHEDULE["refunds-resolve-due"] = {
     "task": "refunds.tasks.resolve_due_refunds",
     "schedule": 10.0,
     "options": {"expires": 9},
+}
+CELERY_BEAT_SCHEDULE["refunds-recover-operations"] = {
+    "task": "refunds.tasks.recover_refund_operations",
+    "schedule": 30.0,
+    "options": {"expires": 25},
 }

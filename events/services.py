@@ -13,6 +13,16 @@ from events.catalogue import EVENT_TYPES
 from events.models import Event
 
 
+def previous_attributes(before: dict | None, after: dict) -> dict:
+    """`data.previous_attributes` of an event: the top-level attributes of the resource whose
+    value changed, with their old value (one that appeared has the old value None); {} for a
+    resource just created (`before` None). Shared by every resource's events."""
+    if before is None:
+        return {}
+    keys = after.keys() | before.keys()
+    return {key: before.get(key) for key in keys if before.get(key) != after.get(key)}
+
+
 def emit(
     *,
     merchant: Merchant,

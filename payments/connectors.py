@@ -29,7 +29,7 @@ class Result(StrEnum):
 
 
 @dataclass(frozen=True)
-class Authorisation:
+class Authorization:
     """A connector's answer to an authorisation attempt, in terms the status machine knows."""
 
     result: Result
@@ -60,34 +60,38 @@ class Connector:
     """Implementations answer for one mode. Each call may raise a ServiceError (for example
     `connector_http_error`) to say the processor could not be asked; nothing is then written.
     `payment` is the Payment row (unsaved during create: its id is already assigned).
+
+    `key` is the operation's id (payments.models.Operation), the processor's idempotency key:
+    asked again with the same key (recovery after a crash), a connector must give the same
+    answer and must not act twice. No transaction is open and no lock held during a call.
     """
 
     def supports(self, *, method: Method, currency: str) -> bool:
         raise NotImplementedError
 
-    def authorise(self, *, payment, token) -> Authorisation:
+    def authorize(self, *, payment, token, key: str) -> Authorization:
         """`token` is None for the methods paid without one (docs/methods.md)."""
         raise NotImplementedError
 
-    def complete_action(self, *, payment, details: dict) -> Authorisation:
+    def complete_action(self, *, payment, details: dict, key: str) -> Authorization:
         """The payer came back from the challenge or redirect; `details` says what happened."""
         raise NotImplementedError
 
-    def resolve(self, *, payment) -> Authorisation:
+    def resolve(self, *, payment, key: str) -> Authorization:
         """A processing payment is due: the settled outcome."""
         raise NotImplementedError
 
-    def capture(self, *, payment, amount: int) -> Refusal | None:
+    def capture(self, *, payment, amount: int, key: str) -> Refusal | None:
         raise NotImplementedError
 
-    def void(self, *, payment) -> Refusal | None:
+    def void(self, *, payment, key: str) -> Refusal | None:
         raise NotImplementedError
 
-    def refund(self, *, payment, refund) -> RefundAnswer:
+    def refund(self, *, payment, refund, key: str) -> RefundAnswer:
         """Send `refund` (a refunds.Refund row, unsaved, id assigned) against `payment`."""
         raise NotImplementedError
 
-    def resolve_refund(self, *, payment, refund) -> RefundAnswer:
+    def resolve_refund(self, *, payment, refund, key: str) -> RefundAnswer:
         """A pending refund is due: its settled answer (`succeeded` or `failed`)."""
         raise NotImplementedError
 

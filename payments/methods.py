@@ -138,5 +138,15 @@ def _method(name: str, family: str, flow: str, currencies: str) -> Method:
 METHODS: dict[str, Method] = {row[0]: _method(*row) for row in ROWS}
 
 
-def get_method(name: object) -> Method | None:
+def find_method(name: object) -> Method | None:
+    """The catalogue's method of that name, or None: for validating what a client sent."""
     return METHODS.get(name) if isinstance(name, str) else None
+
+
+def get_method(name: str) -> Method:
+    """The method a stored payment or route names; one outside the catalogue is a bug or a
+    corrupt row, said plainly rather than as an AttributeError on None later."""
+    method = find_method(name)
+    if method is None:
+        raise LookupError(f"{name!r} is not a payment method of the catalogue (payments.methods)")
+    return method

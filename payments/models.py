@@ -7,7 +7,7 @@ from django.utils import timezone
 from accounts.models import Merchant
 from api.currencies import CURRENCY_EXPONENTS
 from api.ids import PrefixedIdField
-from payments.methods import get_method
+from payments.methods import find_method
 from payments.states import Status
 
 
@@ -139,7 +139,7 @@ class Route(models.Model):
         return f"{self.method_type} {self.currency} -> {self.connector}"
 
     def clean(self):
-        method = get_method(self.method_type)
+        method = find_method(self.method_type)
         problems = {}
         if method is None:
             problems["method_type"] = "Not a method of the catalogue (docs/methods.md)."
@@ -149,3 +149,60 @@ class Route(models.Model):
             problems["connector"] = "Not a live connector named in PAYMENT_CONNECTORS."
         if problems:
             raise ValidationError(problems)
+
+
+class Operation(models.Model):
+    """One call to a connector about a payment or one of its refunds (docs/payments.md
+    "Connector operations"), recorded in a short transaction before the call is made.
+
+    Its id is the connector's idempotency key: asking again with it (recovery, after the
+    process died between the call and recording its answer) gets the same answer, never a
+    second charge. While it is `started` the payment is busy: no other status change may
+    begin, so exactly one caller reaches the connector.
+    """
+
+    class Kind(models.TextChoices):
+        CREATE = "create"  # authorize while creating the payment
+        CONFIRM = "confirm"  # authorize a pending payment
+        PAYER_ACTION = "payer_action"
+        RESOLVE = "resolve"
+        CAPTURE = "capture"
+        VOID = "void"
+        REFUND = "refund"
+        RESOLVE_REFUND = "resolve_refund"
+
+    class State(models.TextChoices):
+        STARTED = "started"  # recorded; the connector may or may not have answered
+        APPLIED = "applied"  # the answer is written, with its events
+        ABANDONED = "abandoned"  # the connector could not be asked: nothing was processed
+
+    id = PrefixedIdField(prefix="op")
+    # Plain columns, not foreign keys: a create's payment (and a refund) is inserted only
+    # with the connector's answer, after its operation.
+    payment_id = models.CharField(max_length=64)
+    refund_id = models.CharField(max_length=64, null=True, blank=True)
+    kind = models.CharField(max_length=16, choices=Kind.choices)
+    state = models.CharField(max_length=16, choices=State.choices, default=State.STARTED)
+    # What is asked, enough to ask again and apply the answer without the original request.
+    request = models.JSONField(default=dict)
+    api_version = models.CharField(max_length=32, null=True, blank=True)
+    # The Idempotency-Key claim (api.IdempotencyRecord) of the request that started it: a
+    # retry of that request resumes this operation instead of running again.
+    idempotency_record_id = models.BigIntegerField(null=True, blank=True)
+    created = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [
+            # The backstop of the busy check: one operation in flight per payment.
+            models.UniqueConstraint(
+                fields=["payment_id"],
+                condition=Q(state="started"),
+                name="operation_one_started_per_payment",
+            )
+        ]
+        indexes = [
+            models.Index(fields=["created"], condition=Q(state="started"), name="operation_started")
+        ]
+
+    def __str__(self):
+        return f"{self.id} {self.kind} {self.payment_id} {self.state}"

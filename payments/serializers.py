@@ -15,7 +15,7 @@ from api.fields import (
 )
 from api.ids import is_id
 from api.renderers import format_timestamp
-from payments.methods import get_method
+from payments.methods import find_method, get_method
 from payments.models import Payment, Token
 from payments.states import Status
 
@@ -36,7 +36,7 @@ class HttpsUrlField(StrictCharField):
 class MethodTypeField(StrictCharField):
     def to_internal_value(self, data):
         value = super().to_internal_value(data)
-        if get_method(value) is None:
+        if find_method(value) is None:
             raise serializers.ValidationError(f"Unknown payment method type: {value!r}.")
         return value
 
@@ -191,7 +191,7 @@ def _currency(value: str) -> str:
 
 
 def _method_type(value: str) -> str:
-    if get_method(value) is None:
+    if find_method(value) is None:
         raise ValueError(f"Unknown payment method type: {value!r}.")
     return value
 

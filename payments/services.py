@@ -1,54 +1,41 @@
-"""Writes for payments. Every status change goes through `_change`: one transaction that locks
-the row, checks the transition against payments.states, writes the new state and emits its
-event (spec "States and transitions": a status a client can read has produced its event).
+"""Writes for payments (docs/payments.md "Connector operations", "Concurrency").
 
-Connector calls that authorise never hold a payment's row lock: a create claims its token and
-authorises in the transaction that then writes the new payment (only the token's row is
-locked meanwhile, and no one else may use it), a confirm authorises before locking the
-payment; capture, void, payer action and resolution ask the connector under the row lock, so
-two of them can never both reach the processor for one payment (docs/payments.md
-"Concurrency").
+A status change that asks a connector is an operation in three steps (payments.operations):
+a short transaction locks the payment, checks the transition and records the operation; the
+connector is asked with no transaction open and no lock held; a second short transaction
+writes the answer under the lock with its events (spec "States and transitions": a status a
+client can read has produced its event). A change with no connector call (expiry, cancel of
+a payment still waiting) is one transaction, `_change`. While an operation is in flight the
+payment is busy: no other change may begin, so exactly one caller reaches the connector.
 """
 
 import datetime
-from collections.abc import Callable
+from dataclasses import dataclass
 
 from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
 from accounts.models import Merchant
+from api import failpoints
 from api.errors import ProcessingFailed, ServiceError, ValidationFailed
-from events.services import emit_all
-from payments.connectors import Authorisation, Connector, Result, connector_of, route
+from api.idempotency import answer_with_work
+from events.services import emit_all, previous_attributes
+from payments.connectors import Authorization, Refusal, Result, connector_of, route
 from payments.fees import fees_for, parse_schedule
 from payments.methods import Method, get_method
-from payments.models import Payment, empty_outcome
+from payments.models import Operation, Payment, Token, empty_outcome
+from payments.operations import (
+    operation_abandon,
+    operation_apply,
+    operation_start,
+    refuse_if_busy,
+)
 from payments.serializers import payment_to_dict
 from payments.states import LIFETIMES, STATUS_EVENTS, Status, Trigger, check_transition
 from payments.tokens import card_of, token_release, token_take
 
 AUTOMATIC = Payment.CaptureMethod.AUTOMATIC
-
-
-def _authorise(
-    *, connector: Connector, payment: Payment, method: Method, token_id: str | None
-) -> Authorisation:
-    """Take the token (if the method is paid with one) and ask the connector. If the
-    connector could not be asked (it raised), nothing was processed: the token is released
-    and the error goes to the client."""
-    if not method.card_like:
-        return connector.authorise(payment=payment, token=None)
-    token = token_take(
-        merchant=payment.merchant, livemode=payment.livemode, token_id=token_id, method=method
-    )
-    payment.token = token
-    payment.card = card_of(token, method)
-    try:
-        return connector.authorise(payment=payment, token=token)
-    except ServiceError:
-        token_release(token)
-        raise
 
 
 # --- applying results ------------------------------------------------------------------------
@@ -74,7 +61,7 @@ def _take_capture(payment: Payment, amount: int, now: datetime.datetime) -> None
     )
 
 
-def _take_authorisation(payment: Payment, auth: Authorisation, now: datetime.datetime) -> Status:
+def _take_authorization(payment: Payment, auth: Authorization, now: datetime.datetime) -> Status:
     """Write a connector's answer onto the payment; -> the status it lands in."""
     payment.outcome = {**empty_outcome(), **auth.outcome}
     if auth.details is not None:
@@ -116,16 +103,12 @@ def _emit(
     """The events of `types` about the payment as it is now; `new`: the payment is not stored
     yet and is inserted with them."""
     after = payment_to_dict(payment)
-    previous = {}
-    if before is not None:
-        keys = after.keys() | before.keys()
-        previous = {key: before.get(key) for key in keys if before.get(key) != after.get(key)}
     emit_all(
         merchant=payment.merchant,
         livemode=payment.livemode,
         types=types,
         obj=after,
-        previous_attributes=previous,
+        previous_attributes=previous_attributes(before, after),
         api_version=api_version,
         new_resource=payment if new else None,
     )
@@ -147,54 +130,52 @@ def _lifetime_over(payment: Payment, now: datetime.datetime) -> bool:
     return payment.status in LIFETIMES and payment.due_at is not None and payment.due_at <= now
 
 
-def _expire(locked: Payment, now: datetime.datetime) -> Status:
-    if not _lifetime_over(locked, now):
-        raise ProcessingFailed("Not due yet.", code="payment_not_expirable")
-    _enter(locked, Status.EXPIRED, now)
-    return Status.EXPIRED
+def _expire_if_lapsed(payment: Payment, api_version: str | None) -> Payment:
+    """A payment whose lifetime is over is expired before any action meets it (spec "Payment
+    statuses": pending and requires_action after 1 hour, authorized after 7 days): a capture
+    must never take an authorization that lapsed a moment before the sweep came, nor a cancel
+    void one. The expiry is committed; the action is then refused as for any expired one."""
+    if _lifetime_over(payment, timezone.now()):
+        return payment_expire(payment=payment, api_version=api_version)
+    return payment
 
 
-def _change(
-    payment: Payment,
-    trigger: Trigger,
-    apply: Callable[[Payment, datetime.datetime], Status],
-    *,
-    api_version: str | None,
-    refusal_event: str | None = None,
-) -> Payment:
-    """The one way a status changes: lock, check, write, emit, in one transaction.
-
-    `apply(locked, now)` runs under the lock, writes the new state onto the row and returns
-    its status; it may raise to refuse (nothing is written). Returning the status unchanged
-    records a refusal the spec reports as an event (`refusal_event`) rather than a rollback.
-
-    A payment whose lifetime is over is expired first and `trigger` refused as for any expired
-    payment (spec "Payment statuses": pending and requires_action expire after 1 hour,
-    authorized after 7 days): a capture must never take an authorisation that lapsed a moment
-    before the sweep came, nor a cancel void one. The expiry is committed, then refused.
-    """
-    with transaction.atomic():
-        locked = payment_lock(payment)
-        lapsed = trigger != Trigger.EXPIRE and _lifetime_over(locked, timezone.now())
-        if lapsed:
-            _write(locked, Trigger.EXPIRE, _expire, api_version=api_version)
-        else:
-            _write(locked, trigger, apply, api_version=api_version, refusal_event=refusal_event)
-    if lapsed:
-        check_transition(locked.status, trigger)  # raises the trigger's refusal for `expired`
+def _lock_for(payment: Payment, trigger: Trigger) -> Payment:
+    """Inside the caller's transaction: the payment locked, idle (no connector call in
+    flight) and in a status `trigger` starts from. One that lapsed since the caller looked is
+    refused as expired (the sweep or the next read writes the expiry)."""
+    locked = payment_lock(payment)
+    refuse_if_busy(locked.pk)
+    if trigger != Trigger.EXPIRE and _lifetime_over(locked, timezone.now()):
+        check_transition(Status.EXPIRED, trigger)
+    check_transition(locked.status, trigger)
     return locked
 
 
-def _write(locked: Payment, trigger: Trigger, apply, *, api_version, refusal_event=None) -> None:
-    check_transition(locked.status, trigger)
-    before = payment_to_dict(locked)
-    target = apply(locked, timezone.now())
-    if target == before["status"] and refusal_event:
-        _emit(locked, [refusal_event], before, api_version)
-        return
-    check_transition(before["status"], trigger, target)
+def _save_and_emit(locked: Payment, trigger: Trigger, before: dict, api_version) -> None:
+    check_transition(before["status"], trigger, locked.status)
     locked.save()
     _emit(locked, [_status_event(locked)], before, api_version)
+
+
+def _change(payment: Payment, trigger: Trigger, target: Status, *, api_version) -> Payment:
+    """A status change with no connector call (expiry, cancel of a payment still waiting):
+    lock, check, write, emit, in one transaction."""
+    with transaction.atomic():
+        locked = _lock_for(payment, trigger)
+        _write_change(locked, trigger, target, api_version)
+    return locked
+
+
+def _write_change(locked: Payment, trigger: Trigger, target: Status, api_version) -> None:
+    now = timezone.now()
+    if trigger == Trigger.EXPIRE and not _lifetime_over(locked, now):
+        raise ProcessingFailed("Not due yet.", code="payment_not_expirable")
+    before = payment_to_dict(locked)
+    if target == Status.CANCELED:
+        locked.canceled_at = now
+    _enter(locked, target, now)
+    _save_and_emit(locked, trigger, before, api_version)
 
 
 def payment_refund_succeeded(*, locked: Payment, amount: int) -> None:
@@ -211,6 +192,172 @@ def payment_refund_succeeded(*, locked: Payment, amount: int) -> None:
     locked.amount_refunded = refunded
     locked.status = target
     locked.save(update_fields=["amount_refunded", "status"])
+
+
+# --- connector operations (payments.operations: start, ask, apply) ----------------------------
+
+Kind = Operation.Kind
+TRIGGERS = {
+    Kind.CREATE: Trigger.CREATE,
+    Kind.CONFIRM: Trigger.CONFIRM,
+    Kind.PAYER_ACTION: Trigger.PAYER_ACTION,
+    Kind.RESOLVE: Trigger.RESOLVE,
+    Kind.CAPTURE: Trigger.CAPTURE,
+    Kind.VOID: Trigger.CANCEL,
+}
+# The values a create's operation keeps of its payment: enough to insert it with the answer.
+CREATE_FIELDS = (
+    "id",
+    "merchant_id",
+    "livemode",
+    "amount",
+    "currency",
+    "reference",
+    "description",
+    "capture_method",
+    "method_type",
+    "card",
+    "customer",
+    "customer_details",
+    "return_url",
+    "statement_descriptor",
+    "metadata",
+    "token_id",
+)
+
+
+@dataclass(frozen=True)
+class Applied:
+    """What an operation's answer did: the payment as written, and the connector's refusal of
+    a capture or void (nothing moved; the caller reports it)."""
+
+    payment: Payment
+    refusal: Refusal | None = None
+
+
+def _ask(operation: Operation, payment: Payment):
+    """Step 2: the connector's answer, asked with no transaction open and no lock held. If it
+    could not be asked (it raised), nothing was processed: the operation is abandoned (a
+    create's token given back) and the error goes to the caller."""
+    connector, key, request = connector_of(payment), operation.pk, operation.request
+    try:
+        match operation.kind:
+            case Kind.CREATE | Kind.CONFIRM:
+                return connector.authorize(payment=payment, token=payment.token, key=key)
+            case Kind.PAYER_ACTION:
+                details = request["details"]
+                return connector.complete_action(payment=payment, details=details, key=key)
+            case Kind.RESOLVE:
+                return connector.resolve(payment=payment, key=key)
+            case Kind.CAPTURE:
+                return connector.capture(payment=payment, amount=request["amount"], key=key)
+            case Kind.VOID:
+                return connector.void(payment=payment, key=key)
+    except ServiceError:
+        with transaction.atomic():
+            operation_abandon(operation)
+            if payment.token is not None and operation.kind in (Kind.CREATE, Kind.CONFIRM):
+                token_release(payment.token)
+        raise
+    raise ValueError(f"not a payment operation: {operation.kind}")
+
+
+def _apply(operation: Operation, payment: Payment, answer) -> Applied:
+    """Step 3: write the answer, its events, the operation's end and (for an idempotent
+    request) the response in one transaction, under the payment's lock. A second writer
+    (recovery racing the original request) finds the operation applied and gets the payment
+    as it stands."""
+    with transaction.atomic():
+        if operation.kind == Kind.CREATE:
+            applied = _apply_create(operation, payment, answer)
+        else:
+            applied = _apply_change(operation, payment, answer)
+        answer_with_work(lambda: _outcome(operation, applied))
+    return applied
+
+
+def _apply_change(operation: Operation, payment: Payment, answer) -> Applied:
+    locked = payment_lock(payment)
+    if not operation_apply(operation):
+        return Applied(locked)
+    now, before = timezone.now(), payment_to_dict(locked)
+    match operation.kind:
+        case Kind.CAPTURE | Kind.VOID if answer is not None:  # a Refusal
+            if operation.kind == Kind.CAPTURE:  # the spec reports it as an event
+                _emit(locked, ["payment.capture_failed"], before, operation.api_version)
+            return Applied(locked, refusal=answer)
+        case Kind.CAPTURE:
+            _take_capture(locked, operation.request["amount"], now)
+            _enter(locked, Status.CAPTURED, now)
+        case Kind.VOID:
+            locked.canceled_at = now
+            _enter(locked, Status.CANCELED, now)
+        case Kind.CONFIRM:
+            locked.token, locked.card = payment.token, operation.request["card"]
+            _take_authorization(locked, answer, now)
+        case _:
+            _take_authorization(locked, answer, now)
+    _save_and_emit(locked, TRIGGERS[operation.kind], before, operation.api_version)
+    return Applied(locked)
+
+
+def _outcome(operation: Operation, applied: Applied) -> Payment:
+    """What the caller gets: the payment, or 422 `capture_failed` / `void_failed` when the
+    processor refused (the refusal is committed first, with its event)."""
+    if applied.refusal is not None:
+        action = operation.kind  # capture or void
+        raise ProcessingFailed(
+            f"The {action} of {applied.payment.id} was refused: {applied.refusal.reason} "
+            "The payment stays authorized.",
+            code=f"{action}_failed",
+        )
+    return applied.payment
+
+
+def _apply_create(operation: Operation, payment: Payment, answer: Authorization) -> Applied:
+    if not operation_apply(operation):
+        return Applied(Payment.objects.select_related("merchant").get(pk=payment.pk))
+    now = timezone.now()
+    payment.created = now
+    target = _take_authorization(payment, answer, now)
+    check_transition(None, Trigger.CREATE, target)
+    # payment.created for every new payment, then the event of the status it landed in.
+    types = ["payment.created", _status_event(payment)]
+    _emit(payment, types, None, operation.api_version, new=True)
+    return Applied(payment)
+
+
+def _operate(operation: Operation, payment: Payment) -> Payment:
+    """Steps 2 and 3 of an operation step 1 recorded; -> the outcome (see `_outcome`)."""
+    failpoints.reach(failpoints.OPERATION_STARTED)
+    answer = _ask(operation, payment)
+    failpoints.reach(failpoints.CONNECTOR_ANSWERED)
+    applied = _apply(operation, payment, answer)
+    failpoints.reach(failpoints.WORK_COMMITTED)
+    return _outcome(operation, applied)
+
+
+def _subject(operation: Operation) -> Payment:
+    """The payment as the operation's connector call saw it, rebuilt from the records alone
+    (for recovery): a create's payment from its operation, a confirm's with its token."""
+    request = operation.request
+    if operation.kind == Kind.CREATE:
+        payment = Payment(**{field: request[field] for field in CREATE_FIELDS})
+        payment.merchant = Merchant.objects.get(pk=payment.merchant_id)
+    else:
+        payment = Payment.objects.select_related("merchant", "token").get(pk=operation.payment_id)
+    if operation.kind == Kind.CONFIRM:
+        payment.token = Token.objects.get(pk=request["token_id"])
+        payment.card = request["card"]
+    return payment
+
+
+def payment_operation_recover(operation: Operation) -> Payment:
+    """Finish an operation left `started` (its process died after asking the connector, or
+    before): ask again with the same key, which the connector answers as the first time,
+    and apply the answer. A ServiceError leaves it for the next try (or abandons it, if the
+    connector says nothing was processed)."""
+    return _operate(operation, _subject(operation))
 
 
 # --- create and confirm ----------------------------------------------------------------------
@@ -230,6 +377,15 @@ def _check_account(merchant: Merchant, amount: int) -> None:
         )
 
 
+def _take_token(payment: Payment, method: Method, token_id: str) -> None:
+    """Inside step 1's transaction: the token is spent on this payment (or refused)."""
+    token = token_take(
+        merchant=payment.merchant, livemode=payment.livemode, token_id=token_id, method=method
+    )
+    payment.token = token
+    payment.card = card_of(token, method)
+
+
 def payment_create(
     *,
     merchant: Merchant,
@@ -247,8 +403,10 @@ def payment_create(
     metadata: dict | None = None,
     api_version: str | None = None,
 ) -> Payment:
-    """Create a payment; with a token, or for a method paid without one, it is authorised (and
-    maybe captured) in the same call.
+    """Create a payment; with a token, or for a method paid without one, it is authorized (and
+    maybe captured) in the same call: the token is spent and the operation recorded in one
+    transaction, the connector asked outside any, and the payment inserted with its events
+    and the connector's answer in a second one.
 
     A decline or a processing failure is a payment too: it is committed with its events and
     returned; the caller reports it by HTTP status (spec "POST /v1/payments").
@@ -259,7 +417,7 @@ def payment_create(
             f"{method.name} is paid without a token.", param="payment_method.token"
         )
     _check_account(merchant, amount)
-    connector = route(merchant_id=merchant.pk, livemode=livemode, method=method, currency=currency)
+    route(merchant_id=merchant.pk, livemode=livemode, method=method, currency=currency)
     payment = Payment(
         merchant=merchant,
         livemode=livemode,
@@ -275,88 +433,96 @@ def payment_create(
         statement_descriptor=statement_descriptor,
         metadata=metadata or {},
     )
-    # One transaction from the token's claim to the events: a connector that raises rolls the
-    # claim back with everything else, and a payment costs one commit, not two.
+    if token_id is None and method.card_like:
+        return _create_pending(payment, api_version)
     with transaction.atomic():
-        auth = None
-        if token_id is not None or not method.card_like:  # alternative methods never wait
-            auth = _authorise(
-                connector=connector, payment=payment, method=method, token_id=token_id
-            )
+        if token_id is not None:
+            _take_token(payment, method, token_id)
+        values = {field: getattr(payment, field) for field in CREATE_FIELDS}
+        operation = operation_start(
+            Kind.CREATE, payment_id=payment.pk, request=values, api_version=api_version
+        )
+    return _operate(operation, payment)
+
+
+def _create_pending(payment: Payment, api_version: str | None) -> Payment:
+    """A card-like payment without a token waits for its confirm: no connector call."""
+    with transaction.atomic():
         now = timezone.now()
         payment.created = now
-        if auth is None:
-            target = Status.PENDING
-            _enter(payment, target, now)
-        else:
-            target = _take_authorisation(payment, auth, now)
-        check_transition(None, Trigger.CREATE, target)
-        # payment.created for every new payment, then the event of the status it landed in.
-        status_event = _status_event(payment)
-        types = ["payment.created", status_event] if status_event else ["payment.created"]
-        _emit(payment, types, None, api_version, new=True)
+        _enter(payment, Status.PENDING, now)
+        check_transition(None, Trigger.CREATE, Status.PENDING)
+        _emit(payment, ["payment.created"], None, api_version, new=True)
+        answer_with_work(lambda: payment)
     return payment
+
+
+def _start(
+    payment: Payment, kind: str, request: dict, api_version: str | None, *, check=None
+) -> tuple[Operation, Payment]:
+    """Step 1 of an operation on an existing payment: lock, check the transition, record the
+    operation; one short transaction. `check(locked)` runs under the lock, may refuse, and
+    returns more of what is asked (the amount to capture, the token spent)."""
+    payment = _expire_if_lapsed(payment, api_version)
+    with transaction.atomic():
+        locked = _lock_for(payment, TRIGGERS[kind])
+        if check is not None:
+            request = {**request, **check(locked)}
+        operation = operation_start(
+            kind, payment_id=locked.pk, request=request, api_version=api_version
+        )
+    return operation, locked
 
 
 def payment_confirm(
     *, payment: Payment, method_type: str, token_id: str, api_version: str | None = None
 ) -> Payment:
-    """Attach a token to a pending payment and authorise it (the two-step flow)."""
-    if _lifetime_over(payment, timezone.now()):
-        # Then refused below, before the token is spent.
-        payment = payment_expire(payment=payment, api_version=api_version)
-    check_transition(payment.status, Trigger.CONFIRM)  # before the token is spent
+    """Attach a token to a pending payment and authorize it (the two-step flow). The token is
+    spent in step 1, after the payment's status is checked."""
     method = get_method(method_type)
     if method.name != payment.method_type:
         raise ValidationFailed(
             f"This payment was created for {payment.method_type}, not {method.name}.",
             param="payment_method.type",
         )
-    connector = connector_of(payment)
-    auth = _authorise(connector=connector, payment=payment, method=method, token_id=token_id)
 
-    def apply(locked: Payment, now: datetime.datetime) -> Status:
-        locked.token, locked.card = payment.token, payment.card
-        return _take_authorisation(locked, auth, now)
+    def spend_token(locked: Payment) -> dict:
+        _take_token(locked, method, token_id)
+        return {"token_id": locked.token.pk, "card": locked.card}
 
-    return _change(payment, Trigger.CONFIRM, apply, api_version=api_version)
+    operation, locked = _start(payment, Kind.CONFIRM, {}, api_version, check=spend_token)
+    return _operate(operation, locked)
 
 
-# --- after authorisation ---------------------------------------------------------------------
+# --- after authorization ---------------------------------------------------------------------
 
 
 def payment_complete_action(
     *, payment: Payment, details: dict, api_version: str | None = None
 ) -> Payment:
     """The payer finished (or abandoned) the challenge; `details` go to the connector."""
-
-    def apply(locked: Payment, now: datetime.datetime) -> Status:
-        auth = connector_of(locked).complete_action(payment=locked, details=details)
-        return _take_authorisation(locked, auth, now)
-
-    return _change(payment, Trigger.PAYER_ACTION, apply, api_version=api_version)
+    operation, locked = _start(payment, Kind.PAYER_ACTION, {"details": details}, api_version)
+    return _operate(operation, locked)
 
 
 def payment_resolve(*, payment: Payment, api_version: str | None = None) -> Payment:
     """Settle a processing payment now (sandbox advance, a read after its time, beat)."""
-
-    def apply(locked: Payment, now: datetime.datetime) -> Status:
-        return _take_authorisation(locked, connector_of(locked).resolve(payment=locked), now)
-
-    return _change(payment, Trigger.RESOLVE, apply, api_version=api_version)
+    operation, locked = _start(payment, Kind.RESOLVE, {}, api_version)
+    return _operate(operation, locked)
 
 
 def payment_resolve_if_due(*, payment: Payment, api_version: str | None = None) -> Payment:
     """Resolve a processing payment whose time has come; anything else is returned as is.
 
-    Idempotent: a payment resolved meanwhile (by advance, a read or beat) is left alone.
+    Idempotent: a payment resolved meanwhile (by advance, a read or beat), or being resolved
+    right now, is left alone.
     """
     if payment.status != Status.PROCESSING or not payment.due_at or payment.due_at > timezone.now():
         return payment
     try:
         return payment_resolve(payment=payment, api_version=api_version)
     except ProcessingFailed as exc:
-        if exc.code != "payment_not_advanceable":
+        if exc.code not in ("payment_not_advanceable", "payment_in_progress"):
             raise
         payment.refresh_from_db()
         return payment
@@ -374,68 +540,45 @@ def payment_as_of_now(*, payment: Payment, api_version: str | None = None) -> Pa
 def payment_capture(
     *, payment: Payment, amount: int | None = None, api_version: str | None = None
 ) -> Payment:
-    """Capture all of an authorisation, or once a part of it (the rest is released).
+    """Capture all of an authorization, or once a part of it (the rest is released).
 
     A refused capture leaves the payment authorized, emits `payment.capture_failed` and is
     422 `capture_failed`.
     """
-    refused = []
 
-    def apply(locked: Payment, now: datetime.datetime) -> Status:
+    def amount_to_capture(locked: Payment) -> dict:
         to_capture = locked.amount if amount is None else amount
         if to_capture > locked.amount:
             raise ValidationFailed(
-                f"amount {to_capture} is above the authorised amount {locked.amount}.",
+                f"amount {to_capture} is above the authorized amount {locked.amount}.",
                 param="amount",
             )
-        refusal = connector_of(locked).capture(payment=locked, amount=to_capture)
-        if refusal is not None:
-            refused.append(refusal)
-            return Status.AUTHORIZED
-        _take_capture(locked, to_capture, now)
-        _enter(locked, Status.CAPTURED, now)
-        return Status.CAPTURED
+        return {"amount": to_capture}
 
-    payment = _change(
-        payment,
-        Trigger.CAPTURE,
-        apply,
-        api_version=api_version,
-        refusal_event="payment.capture_failed",
-    )
-    if refused:
-        raise ProcessingFailed(
-            f"The capture of {payment.id} was refused: {refused[0].reason} "
-            "The payment stays authorized.",
-            code="capture_failed",
-        )
-    return payment
+    operation, locked = _start(payment, Kind.CAPTURE, {}, api_version, check=amount_to_capture)
+    return _operate(operation, locked)
 
 
 def payment_cancel(*, payment: Payment, api_version: str | None = None) -> Payment:
-    """Void an authorisation, or cancel a payment still waiting (pending, requires_action)."""
-
-    def apply(locked: Payment, now: datetime.datetime) -> Status:
-        if locked.status == Status.AUTHORIZED:
-            refusal = connector_of(locked).void(payment=locked)
-            if refusal is not None:
-                raise ProcessingFailed(
-                    f"The void of {locked.id} was refused: {refusal.reason} "
-                    f"The payment stays {locked.status}.",
-                    code="void_failed",
-                )
-        locked.canceled_at = now
-        _enter(locked, Status.CANCELED, now)
-        return Status.CANCELED
-
-    return _change(payment, Trigger.CANCEL, apply, api_version=api_version)
+    """Void an authorization, or cancel a payment still waiting (pending, requires_action)."""
+    payment = _expire_if_lapsed(payment, api_version)
+    with transaction.atomic():
+        locked = _lock_for(payment, Trigger.CANCEL)
+        if locked.status != Status.AUTHORIZED:  # nothing authorized: no connector call
+            _write_change(locked, Trigger.CANCEL, Status.CANCELED, api_version)
+            answer_with_work(lambda: locked)
+            return locked
+        operation = operation_start(
+            Kind.VOID, payment_id=locked.pk, request={}, api_version=api_version
+        )
+    return _operate(operation, locked)
 
 
 def payment_expire(*, payment: Payment, api_version: str | None = None) -> Payment:
     """Expire a payment whose lifetime has elapsed; idempotent (beat may run twice)."""
     try:
-        return _change(payment, Trigger.EXPIRE, _expire, api_version=api_version)
+        return _change(payment, Trigger.EXPIRE, Status.EXPIRED, api_version=api_version)
     except ProcessingFailed:
-        # Moved on meanwhile (confirmed, captured, canceled) or not due: nothing to do.
+        # Moved on meanwhile (confirmed, captured, canceled), not due, or busy: nothing to do.
         payment.refresh_from_db()
         return payment

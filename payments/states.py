@@ -37,12 +37,12 @@ class Trigger(StrEnum):
     CAPTURE = "capture"  # POST /v1/payments/:id/captures
     CANCEL = "cancel"  # POST /v1/payments/:id/cancel
     EXPIRE = "expire"  # the lifetime of pending, requires_action or authorized elapsed
-    REFUND = "refund"  # POST /v1/payments/:id/refunds (a later issue)
+    REFUND = "refund"  # POST /v1/payments/:id/refunds (refunds.services)
 
 
 S = Status
 # Where an authorisation attempt can land (create with a token, confirm, payer action).
-AUTHORISATION_OUTCOMES = (
+AUTHORIZATION_OUTCOMES = (
     S.CAPTURED,
     S.AUTHORIZED,
     S.REQUIRES_ACTION,
@@ -60,8 +60,8 @@ class Transition:
 
 
 TRANSITIONS: tuple[Transition, ...] = (
-    Transition((None,), Trigger.CREATE, (S.PENDING, *AUTHORISATION_OUTCOMES)),
-    Transition((S.PENDING,), Trigger.CONFIRM, AUTHORISATION_OUTCOMES),
+    Transition((None,), Trigger.CREATE, (S.PENDING, *AUTHORIZATION_OUTCOMES)),
+    Transition((S.PENDING,), Trigger.CONFIRM, AUTHORIZATION_OUTCOMES),
     Transition((S.PENDING, S.REQUIRES_ACTION, S.AUTHORIZED), Trigger.EXPIRE, (S.EXPIRED,)),
     # Approve gives the planned outcome (possibly a decline); Decline declines; Timeout fails.
     Transition(

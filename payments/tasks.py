@@ -13,6 +13,7 @@ from celery import shared_task
 from api.errors import ServiceError
 from payments import selectors, services
 from payments.models import Payment
+from payments.operations import operations_recover
 from payments.states import LIFETIMES, Status
 from payments.tokens import tokens_purge_unused
 
@@ -49,6 +50,13 @@ def resolve_due_payments() -> int:
 def expire_due_payments() -> int:
     """pending / requires_action after 1 hour, authorized after 7 days -> expired."""
     return _sweep(tuple(LIFETIMES), services.payment_expire)
+
+
+@shared_task
+def recover_operations() -> int:
+    """Payment operations left `started` by a process that died: asked again with the same
+    key, and applied (docs/payments.md "Connector operations"). Refunds' are refunds.tasks'."""
+    return operations_recover(services.TRIGGERS, services.payment_operation_recover)
 
 
 @shared_task

@@ -1,5 +1,7 @@
 """Payments endpoints (spec "Endpoints > Payments"): thin views over payments.services."""
 
+from functools import partial
+
 from rest_framework.response import Response
 
 from api.errors import CardDeclined, ProcessingFailed
@@ -7,6 +9,7 @@ from api.validation import validated
 from api.views import ServiceAPIView
 from payments import selectors, services
 from payments.models import Payment
+from payments.operations import resumable
 from payments.serializers import (
     CaptureInput,
     PaymentConfirmInput,
@@ -42,12 +45,32 @@ class PaymentMixin:
             merchant=request.merchant, livemode=request.livemode, payment_id=payment_id
         )
 
+    def operate(self, work, respond, recover=services.payment_operation_recover):
+        """`respond(work())`, its response stored with the work (ServiceAPIView.answered); the
+        retry of a request that died mid-operation resumes the operation instead."""
+        return self.answered(resumable(self._held_claim, work, recover), respond)
+
+
+def created(payment: Payment) -> Response:
+    raise_for_outcome(payment)
+    return Response(payment_to_dict(payment), status=201)
+
+
+def changed(payment: Payment) -> Response:
+    raise_for_outcome(payment)
+    return Response(payment_to_dict(payment))
+
+
+def rendered(payment: Payment) -> Response:
+    return Response(payment_to_dict(payment))
+
 
 class PaymentListCreate(PaymentMixin, ServiceAPIView):
     def post(self, request):
         data = validated(PaymentCreateInput, request.data)
         method = data.pop("payment_method")
-        payment = services.payment_create(
+        create = partial(
+            services.payment_create,
             merchant=request.merchant,
             livemode=request.livemode,
             method_type=method["type"],
@@ -55,8 +78,7 @@ class PaymentListCreate(PaymentMixin, ServiceAPIView):
             api_version=request.api_version,
             **data,
         )
-        raise_for_outcome(payment)
-        return Response(payment_to_dict(payment), status=201)
+        return self.operate(create, created)
 
     def get(self, request):
         payments = selectors.payment_list(
@@ -85,30 +107,33 @@ class PaymentDetail(PaymentMixin, ServiceAPIView):
 class PaymentConfirm(PaymentMixin, ServiceAPIView):
     def post(self, request, payment_id):
         method = validated(PaymentConfirmInput, request.data)["payment_method"]
-        payment = services.payment_confirm(
+        confirm = partial(
+            services.payment_confirm,
             payment=self.payment(request, payment_id),
             method_type=method["type"],
             token_id=method["token"],
             api_version=request.api_version,
         )
-        raise_for_outcome(payment)
-        return Response(payment_to_dict(payment))
+        return self.operate(confirm, changed)
 
 
 class PaymentCapture(PaymentMixin, ServiceAPIView):
     def post(self, request, payment_id):
         data = validated(CaptureInput, request.data)
-        payment = services.payment_capture(
+        capture = partial(
+            services.payment_capture,
             payment=self.payment(request, payment_id),
             amount=data.get("amount"),
             api_version=request.api_version,
         )
-        return Response(payment_to_dict(payment))
+        return self.operate(capture, rendered)
 
 
 class PaymentCancel(PaymentMixin, ServiceAPIView):
     def post(self, request, payment_id):
-        payment = services.payment_cancel(
-            payment=self.payment(request, payment_id), api_version=request.api_version
+        cancel = partial(
+            services.payment_cancel,
+            payment=self.payment(request, payment_id),
+            api_version=request.api_version,
         )
-        return Response(payment_to_dict(payment))
+        return self.operate(cancel, rendered)

@@ -9,6 +9,8 @@ import logging
 from celery import shared_task
 
 from api.errors import ServiceError
+from payments.models import Operation
+from payments.operations import operations_recover
 from refunds import selectors, services
 
 BATCH_SIZE = 500  # the next tick, 10 s later, takes the rest
@@ -26,3 +28,10 @@ def resolve_due_refunds() -> int:
             # One refund the connector cannot serve must not stop the others; it stays due.
             log.error("could not settle %s: %s (%s)", refund.pk, exc.message, exc.code)
     return len(due)
+
+
+@shared_task
+def recover_refund_operations() -> int:
+    """Refund operations left `started` by a process that died: asked again, and applied."""
+    kinds = (Operation.Kind.REFUND, Operation.Kind.RESOLVE_REFUND)
+    return operations_recover(kinds, services.refund_operation_recover)

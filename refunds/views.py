@@ -1,23 +1,31 @@
 """Refund endpoints (spec "Endpoints > POST /v1/payments/:id/refunds, GET /v1/refunds/:id"):
 thin views over refunds.services. There is no refunds list (config.urls answers 404)."""
 
+from functools import partial
+
 from rest_framework.response import Response
 
 from api.validation import validated
 from api.views import ServiceAPIView
-from payments.selectors import payment_get
+from payments.views import PaymentMixin
 from refunds import selectors, services
 from refunds.serializers import RefundCreateInput, refund_to_dict
 
 
-class PaymentRefundCreate(ServiceAPIView):
+class PaymentRefundCreate(PaymentMixin, ServiceAPIView):
     def post(self, request, payment_id):
         data = validated(RefundCreateInput, request.data)
-        payment = payment_get(
-            merchant=request.merchant, livemode=request.livemode, payment_id=payment_id
+        refund = partial(
+            services.refund_create,
+            payment=self.payment(request, payment_id),
+            api_version=request.api_version,
+            **data,
         )
-        refund = services.refund_create(payment=payment, api_version=request.api_version, **data)
-        return Response(refund_to_dict(refund), status=201)
+        return self.operate(refund, created, recover=services.refund_operation_recover)
+
+
+def created(refund) -> Response:
+    return Response(refund_to_dict(refund), status=201)
 
 
 class RefundDetail(ServiceAPIView):

@@ -31,8 +31,8 @@ DESCRIPTIONS: dict[str, str] = {
     OUTCOME: "Overrides the card's outcome: approved, declined:<decline_code> (any decline "
     "code), failed, or requires_action (a 3-D Secure challenge whose Approve gives the card's "
     "own outcome).",
-    LATENCY_MS: f"Integer 0-{MAX_LATENCY_MS}: the authorisation answers after this many "
-    "milliseconds.",
+    LATENCY_MS: f"Integer 0-{MAX_LATENCY_MS}: the authorization answers after this many "
+    "milliseconds (a few such payments at once per account; one more is 429).",
     HTTP_ERROR: "HTTP status to answer instead of processing ("
     + ", ".join(map(str, HTTP_ERROR_STATUSES))
     + "), in the error envelope; a 5xx is api_error / connector_http_error. Nothing is "

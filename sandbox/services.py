@@ -3,7 +3,6 @@
 import datetime
 import re
 
-from django.db import transaction
 from django.utils import timezone
 from django.utils.crypto import salted_hmac
 
@@ -102,10 +101,10 @@ def challenge_open(*, session_id: str) -> tuple[ChallengeSession, Payment]:
     return session, Payment.objects.select_related("merchant").get(pk=session.payment_id)
 
 
-@transaction.atomic
 def challenge_answer(*, session_id: str, action: str) -> Payment:
-    """Approve, Decline or Timeout, once: the session is spent in the same transaction that
-    moves the payment on."""
+    """Approve, Decline or Timeout, once: the session is spent first (a conditional UPDATE,
+    so two answers cannot both pass), then the payer action asks the connector with no
+    transaction open (docs/payments.md "Connector operations")."""
     spent = _unused_sessions(session_id).update(used_at=timezone.now())
     if not spent:
         raise NotFound("This challenge does not exist or has already been answered.")

@@ -9,18 +9,18 @@ challenge's Approve, or the resolution of an asynchronous payment, gives.
 
 import dataclasses
 import datetime
-import time
 
 from django.conf import settings
 from django.utils import timezone
 
 from api import errors
 from api.renderers import format_timestamp
-from payments.connectors import Authorisation, Connector, RefundAnswer, Refusal, Result
+from payments.connectors import Authorization, Connector, RefundAnswer, Refusal, Result
 from payments.declines import APPROVED_RESPONSE_CODE, DECLINES, SYSTEM_ERROR_RESPONSE_CODE
 from payments.methods import DETAILS_FIELDS, Flow, get_method
 from sandbox import overrides
 from sandbox.cards import CARDS_BY_BIN_LAST4, TestCard
+from sandbox.latency import simulated_wait
 from sandbox.models import ChallengeSession
 
 RESOLVE_AFTER = datetime.timedelta(seconds=30)  # spec "Limits": simulated async resolve time
@@ -154,7 +154,7 @@ def answer(card: TestCard | None, step: str, *, authentication: dict | None = No
         outcome["response_code"] = SYSTEM_ERROR_RESPONSE_CODE
     if card is not None:
         outcome.update(card_checks(card, result, decline_code, authentication))
-    return Authorisation(result=Result(result), outcome=outcome)
+    return Authorization(result=Result(result), outcome=outcome)
 
 
 def card_checks(card: TestCard, result: str, decline_code: str, authentication) -> dict:
@@ -195,26 +195,27 @@ class SimulatorConnector(Connector):
     def supports(self, *, method, currency) -> bool:
         return method.serves(currency)  # every catalogue method, in its currencies
 
-    def authorise(self, *, payment, token) -> Authorisation:
+    def authorize(self, *, payment, token, key) -> Authorization:
         status = overrides.http_error(payment.metadata)
         if status is not None:
             raise simulated_http_error(status)
         delay = overrides.latency_ms(payment.metadata)
-        if delay:
-            time.sleep(delay / 1000)  # the override's whole point: a slow issuer, for real
+        if delay:  # the override's whole point: a slow issuer, for real (but capped)
+            simulated_wait(merchant_id=payment.merchant_id, milliseconds=delay)
         card, step = card_of(payment), plan_of(payment)[0]
         auth = answer(card, step)
         extra = {}
         if card is None:
             extra["details"] = simulated_details(payment)
         if auth.result == Result.REQUIRES_ACTION:
-            session = ChallengeSession.objects.create(payment_id=payment.id)
+            # Asked again (recovery), the same challenge: one session per payment.
+            session, _ = ChallengeSession.objects.get_or_create(payment_id=payment.id)
             extra["redirect_url"] = f"{settings.PUBLIC_BASE_URL}/sandbox/challenge/{session.id}"
         if auth.result == Result.PROCESSING:
             extra["resolve_after"] = RESOLVE_AFTER
         return dataclasses.replace(auth, **extra)
 
-    def complete_action(self, *, payment, details) -> Authorisation:
+    def complete_action(self, *, payment, details, key) -> Authorization:
         """The challenge page's buttons: the same page for a card's 3-D Secure challenge and
         for the redirect of a method paid without a token (which has no 3-D Secure)."""
         card = card_of(payment)
@@ -222,21 +223,21 @@ class SimulatorConnector(Connector):
         authentication = None if card is None else challenge_three_ds(card, status)
         return answer(card, step or plan_of(payment)[-1], authentication=authentication)
 
-    def resolve(self, *, payment) -> Authorisation:
+    def resolve(self, *, payment, key) -> Authorization:
         return answer(card_of(payment), plan_of(payment)[-1])
 
-    def capture(self, *, payment, amount) -> Refusal | None:
+    def capture(self, *, payment, amount, key) -> Refusal | None:
         if overrides.flag(payment.metadata, overrides.REFUSE_CAPTURE):
             return Refusal("the processor refused the capture (_svc_test_refuse_capture).")
         return None
 
-    def void(self, *, payment) -> Refusal | None:
+    def void(self, *, payment, key) -> Refusal | None:
         if overrides.flag(payment.metadata, overrides.REFUSE_VOID):
             return Refusal("the processor refused the void (_svc_test_refuse_void).")
         return None
 
-    def refund(self, *, payment, refund) -> RefundAnswer:
+    def refund(self, *, payment, refund, key) -> RefundAnswer:
         return refund_answer(refund_plan(payment, refund)[0])
 
-    def resolve_refund(self, *, payment, refund) -> RefundAnswer:
+    def resolve_refund(self, *, payment, refund, key) -> RefundAnswer:
         return refund_answer(refund_plan(payment, refund)[-1])

@@ -1,5 +1,7 @@
 """Test-mode endpoints (spec "Test-mode endpoints") and the simulated challenge page."""
 
+from functools import partial
+
 from django.http import HttpResponseRedirect
 from django.shortcuts import render
 from django.views import View
@@ -11,10 +13,10 @@ from api.pagination import list_envelope, paginate_fixed
 from api.validation import validated
 from api.views import ServiceAPIView
 from payments.models import Token
-from payments.selectors import payment_get
-from payments.serializers import StrictCharField, payment_to_dict, token_to_dict
+from payments.serializers import StrictCharField, token_to_dict
 from payments.services import payment_resolve
 from payments.states import Status
+from payments.views import PaymentMixin, rendered
 from sandbox import overrides
 from sandbox.cards import CARDS
 from sandbox.services import challenge_answer, challenge_open, token_create
@@ -73,16 +75,16 @@ class TestCardList(ServiceAPIView):
         )
 
 
-class Advance(ServiceAPIView):
+class Advance(PaymentMixin, ServiceAPIView):
     test_mode_only = True
 
     def post(self, request, payment_id):
-        payment = payment_get(
-            merchant=request.merchant, livemode=request.livemode, payment_id=payment_id
+        resolve = partial(
+            payment_resolve,
+            payment=self.payment(request, payment_id),
+            api_version=request.api_version,
         )
-        return Response(
-            payment_to_dict(payment_resolve(payment=payment, api_version=request.api_version))
-        )
+        return self.operate(resolve, rendered)
 
 
 CHALLENGE_ACTIONS = ("approve", "decline", "timeout")

@@ -18,10 +18,15 @@ class Api:
     def get(self, path: str) -> requests.Response:
         return requests.get(self.base + path, headers=self.headers, timeout=30)
 
-    def payment(self, number: str, **fields) -> dict:
-        token = self.post("/v1/sandbox/tokens", {**CARD, "number": number}).json()["id"]
+    def token(self, number: str = "4242424242424242") -> str:
+        return self.post("/v1/sandbox/tokens", {**CARD, "number": number}).json()["id"]
+
+    def payment(self, number: str | None, **fields) -> dict:
+        """A payment paid with a fresh token for `number` (None: pending, no token)."""
         body = {"amount": 1000, "currency": "eur", "reference": "race", **fields}
-        body["payment_method"] = {"type": "card", "token": token}
+        body["payment_method"] = {"type": "card"}
+        if number is not None:
+            body["payment_method"]["token"] = self.token(number)
         response = self.post("/v1/payments", body)
         assert response.status_code == 201, response.content
         return response.json()
@@ -30,17 +35,24 @@ class Api:
 def race(
     http: Api, paths: list[str], body: dict | None = None
 ) -> list[tuple[str, int, str | None]]:
-    """POST every path (each with `body`) at once: a barrier releases all threads together.
-    -> (last path segment, HTTP status, error code or None) per request."""
-    barrier, results = threading.Barrier(len(paths)), []
+    """POST every path (each with `body`) at once; see race_each."""
+    return race_each(http, [(path, body) for path in paths])
 
-    def hit(path):
+
+def race_each(
+    http: Api, requests_: list[tuple[str, dict | None]]
+) -> list[tuple[str, int, str | None]]:
+    """POST every (path, body) at once: a barrier releases all threads together.
+    -> (last path segment, HTTP status, error code or None) per request."""
+    barrier, results = threading.Barrier(len(requests_)), []
+
+    def hit(path, body):
         barrier.wait()
         response = http.post(path, body)
         error = response.json().get("error", {})
         results.append((path.rsplit("/", 1)[-1], response.status_code, error.get("code")))
 
-    threads = [threading.Thread(target=hit, args=(path,)) for path in paths]
+    threads = [threading.Thread(target=hit, args=request) for request in requests_]
     for thread in threads:
         thread.start()
     for thread in threads:

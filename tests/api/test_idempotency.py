@@ -106,7 +106,9 @@ def test_a_5xx_or_429_is_not_stored_and_a_retry_runs_again(api, outcome, status,
     body = {"tag": outcome, "outcome": outcome}
     first = post(api, body, key="r1")
     error_of(first, status, type_, code)
-    assert not IdempotencyRecord.objects.exists()  # released, not left "in use"
+    # Released, not left "in use": the record stays, free at once, for the retry to take over.
+    (record,) = IdempotencyRecord.objects.all()
+    assert record.in_flight and record.lease_until <= timezone.now()
     retry = post(api, body, key="r1")
     assert retry.status_code == 201 and retry.json()["execution"] == 2
     assert_replay_of(post(api, body, key="r1"), retry)

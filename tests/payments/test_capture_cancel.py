@@ -76,7 +76,7 @@ def test_capturing_a_captured_payment(api):
     assert "captured" in error["message"]
 
 
-def test_a_refused_capture_keeps_the_authorisation(api):
+def test_a_refused_capture_keeps_the_authorization(api):
     payment = authorized(api, metadata={"_svc_test_refuse_capture": True})
     error_of(capture(api, payment["id"]), 422, "processing_error", "capture_failed")
     after = api.get(f"/v1/payments/{payment['id']}").json()
@@ -86,7 +86,7 @@ def test_a_refused_capture_keeps_the_authorisation(api):
     assert event.data["object"]["status"] == "authorized"
 
 
-def test_cancel_voids_an_authorisation(api):
+def test_cancel_voids_an_authorization(api):
     payment = authorized(api)
     response = cancel(api, payment["id"])
     assert response.status_code == 200

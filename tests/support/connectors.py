@@ -3,7 +3,10 @@ PAYMENT_CONNECTORS."""
 
 import datetime
 
-from payments.connectors import Authorisation, Connector, RefundAnswer, Result
+from django.db import transaction
+
+from payments.connectors import Authorization, Connector, RefundAnswer, Result
+from sandbox.simulator import SimulatorConnector
 
 
 class ApprovingConnector(Connector):
@@ -12,14 +15,42 @@ class ApprovingConnector(Connector):
     def supports(self, *, method, currency) -> bool:
         return method.serves(currency)
 
-    def authorise(self, *, payment, token) -> Authorisation:
-        return Authorisation(result=Result.APPROVED, outcome={"response_code": "00"}, details={})
+    def authorize(self, *, payment, token, key) -> Authorization:
+        return Authorization(result=Result.APPROVED, outcome={"response_code": "00"}, details={})
 
 
 class SlowRefundsConnector(ApprovingConnector):
     """A processor whose refunds stay pending however often it is asked."""
 
-    def refund(self, *, payment, refund) -> RefundAnswer:
+    def refund(self, *, payment, refund, key) -> RefundAnswer:
         return RefundAnswer("pending", resolve_after=datetime.timedelta(seconds=30))
 
     resolve_refund = refund
+
+
+class Crash(BaseException):
+    """The process dying at that point (not an error any handler of ours catches)."""
+
+
+class RecordingSimulator(SimulatorConnector):
+    """The simulator, noting each call (name, key, whether a transaction was open) in
+    `calls`, and dying right after the processor answered the calls named in `crash_after`."""
+
+    calls: list[tuple[str, str, bool]] = []
+    crash_after: set[str] = set()
+
+
+def _recorded(name: str):
+    def call(self, **kwargs):
+        answer = getattr(SimulatorConnector, name)(self, **kwargs)
+        in_transaction = transaction.get_connection().in_atomic_block
+        self.calls.append((name, kwargs["key"], in_transaction))
+        if name in self.crash_after:
+            raise Crash(name)
+        return answer
+
+    return call
+
+
+for _name in ("authorize", "complete_action", "resolve", "capture", "void", "refund"):
+    setattr(RecordingSimulator, _name, _recorded(_name))

@@ -1,0 +1,145 @@
+"""Connector operations (docs/payments.md "Connector operations"): every connector call is
+made with no transaction open, recorded before it is made, and recovered with the same key
+when the process dies between the call and writing its answer."""
+
+import datetime
+
+import pytest
+from django.utils import timezone
+
+from events.models import Event
+from payments import services, tasks
+from payments.models import Operation, Payment, Token
+from refunds import tasks as refund_tasks
+from refunds.models import Refund
+from refunds.services import refund_create
+from tests.payments.support import ASYNC, CHALLENGE, create, payment_body, tokenize
+from tests.support.connectors import Crash, RecordingSimulator
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture
+def connector(settings):
+    settings.PAYMENT_CONNECTORS = {"test": "tests.support.connectors.RecordingSimulator"}
+    RecordingSimulator.calls, RecordingSimulator.crash_after = [], set()
+    return RecordingSimulator
+
+
+def post(api, path, body=None):
+    response = api.post(path, body or {}, format="json")
+    assert response.status_code < 300, response.content
+    return response.json()
+
+
+def test_no_connector_call_runs_inside_a_transaction(api, connector):
+    manual = create(api, capture_method="manual").json()
+    post(api, f"/v1/payments/{manual['id']}/captures")
+    post(api, f"/v1/payments/{manual['id']}/refunds", {"amount": 400})
+    voided = create(api, capture_method="manual").json()
+    post(api, f"/v1/payments/{voided['id']}/cancel")
+    pending = create(api, None).json()
+    body = {"payment_method": {"type": "card", "token": tokenize(api)}}
+    post(api, f"/v1/payments/{pending['id']}/confirm", body)
+    slow = create(api, ASYNC).json()
+    post(api, f"/v1/sandbox/advance/{slow['id']}")
+
+    names = [name for name, _, _ in connector.calls]
+    assert names == ["authorize", "capture", "refund", "authorize", "void"] + [
+        "authorize",
+        "authorize",
+        "resolve",
+    ]
+    assert not any(in_transaction for _, _, in_transaction in connector.calls)
+    keys = [key for _, key, _ in connector.calls]
+    assert len(set(keys)) == len(keys)
+    assert set(Operation.objects.values_list("state", flat=True)) == {"applied"}
+
+
+def test_the_payer_action_asks_the_connector_outside_any_transaction(api, client, connector):
+    payment = create(api, CHALLENGE).json()
+    session = payment["next_action"]["redirect"]["url"].rsplit("/", 1)[-1]
+    response = client.post(f"/sandbox/challenge/{session}", {"action": "approve"})
+    assert response.status_code in (200, 302), response.content
+    assert Payment.objects.get(pk=payment["id"]).status == "captured"
+    assert [(name, in_tx) for name, _, in_tx in connector.calls][-1] == ("complete_action", False)
+
+
+def test_a_capture_whose_process_died_is_recovered_with_the_same_key(api, connector, time_machine):
+    payment = create(api, capture_method="manual").json()
+    connector.crash_after = {"capture"}
+    with pytest.raises(Crash):
+        api.post(f"/v1/payments/{payment['id']}/captures", {}, format="json")
+    (operation,) = Operation.objects.filter(kind="capture")
+    assert operation.state == "started"
+    assert Payment.objects.get(pk=payment["id"]).status == "authorized"
+    # Busy meanwhile: nothing else reaches the connector for this payment.
+    refused = api.post(f"/v1/payments/{payment['id']}/cancel", {}, format="json")
+    assert refused.json()["error"]["code"] == "payment_in_progress"
+
+    connector.crash_after = set()
+    assert tasks.recover_operations() == 0  # too young: its request may still be running
+    time_machine.move_to(timezone.now() + datetime.timedelta(seconds=61))
+    assert tasks.recover_operations() == 1
+
+    assert [call[:2] for call in connector.calls[-2:]] == [("capture", operation.pk)] * 2
+    recovered = Payment.objects.get(pk=payment["id"])
+    assert (recovered.status, recovered.amount_captured) == ("captured", 1000)
+    assert Event.objects.filter(resource_id=payment["id"], type="payment.captured").count() == 1
+    operation.refresh_from_db()
+    assert operation.state == "applied"
+
+
+def test_a_create_whose_process_died_is_recovered_into_the_payment(
+    api, merchant, connector, time_machine
+):
+    token = tokenize(api)
+    connector.crash_after = {"authorize"}
+    with pytest.raises(Crash):
+        services.payment_create(
+            merchant=merchant,
+            livemode=False,
+            amount=1000,
+            currency="eur",
+            reference="order-1",
+            method_type="card",
+            token_id=token,
+        )
+    (operation,) = Operation.objects.all()
+    assert not Payment.objects.exists()
+    assert Token.objects.get(pk=token).used_at is not None  # spent by step 1
+
+    connector.crash_after = set()
+    time_machine.move_to(timezone.now() + datetime.timedelta(seconds=61))
+    assert tasks.recover_operations() == 1
+
+    payment = Payment.objects.get(pk=operation.payment_id)
+    assert (payment.status, payment.token_id, payment.amount_captured) == ("captured", token, 1000)
+    types = list(Event.objects.filter(resource_id=payment.pk).values_list("type", flat=True))
+    assert types == ["payment.created", "payment.captured"]
+    assert [call[:2] for call in connector.calls] == [("authorize", operation.pk)] * 2
+
+
+def test_a_refund_whose_process_died_is_recovered_once(api, connector, time_machine):
+    payment = Payment.objects.get(pk=create(api).json()["id"])
+    connector.crash_after = {"refund"}
+    with pytest.raises(Crash):
+        refund_create(payment=payment, amount=300)
+    assert not Refund.objects.exists()
+
+    connector.crash_after = set()
+    time_machine.move_to(timezone.now() + datetime.timedelta(seconds=61))
+    assert tasks.recover_operations() == 0  # refunds are the refunds room's
+    assert refund_tasks.recover_refund_operations() == 1
+    (refund,) = Refund.objects.all()
+    assert (refund.status, refund.amount) == ("succeeded", 300)
+    assert Payment.objects.get(pk=payment.pk).amount_refunded == 300
+
+
+def test_a_connector_that_could_not_be_asked_abandons_the_operation(api, connector):
+    token = tokenize(api)
+    body = payment_body(token, metadata={"_svc_test_http_error": 503})
+    response = api.post("/v1/payments", body, format="json")
+    assert response.status_code == 503
+    assert list(Operation.objects.values_list("state", flat=True)) == ["abandoned"]
+    assert Token.objects.get(pk=token).used_at is None  # given back for a retry
