@@ -34,10 +34,12 @@ migrate: install .env
 
 # Web server (granian, WSGI), both Celery workers and beat in the foreground, each restarted by
 # scripts/supervise.py when it dies; Ctrl-C stops them all. honcho reads no .env of its own
-# (--env /dev/null): settings read it, under the real environment.
+# (--env /dev/null): settings read it, under the real environment. honcho hands each process a
+# PORT of its own (5000, 5100, ...), so the origin in links is set here, for all of them.
 run: migrate
 	$(PY) manage.py collectstatic --noinput --verbosity 0
-	VENV=$(VENV) WEB_PORT=$(PORT) $(VENV)/bin/honcho start -f Procfile --env /dev/null
+	VENV=$(VENV) WEB_PORT=$(PORT) PUBLIC_BASE_URL=$${PUBLIC_BASE_URL:-http://127.0.0.1:$(PORT)} \
+		$(VENV)/bin/honcho start -f Procfile --env /dev/null
 
 test: install-test
 	bash scripts/test.sh

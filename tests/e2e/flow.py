@@ -28,10 +28,18 @@ def register_endpoint(api: str, secret_key: str, url: str) -> str:
 def pay_with_test_card(api: str, secret_key: str, publishable_key: str):
     """Tokenises 4242... and pays 25.99 EUR with it; returns (payment request's headers and
     body, the 201 response) so a caller may replay it."""
+    (headers, pay), created = pay_with_card(api, secret_key, publishable_key, "4242424242424242")
+    payment = created.json()
+    assert (payment["status"], payment["amount_captured"]) == ("captured", 2599)
+    return (headers, pay), created
+
+
+def pay_with_card(api: str, secret_key: str, publishable_key: str, number: str):
+    """Tokenises `number` and pays 25.99 EUR with it: (headers and body, the 201 response)."""
     token = requests.post(
         f"{api}/sandbox/tokens",
         headers=bearer(publishable_key),
-        json={"number": "4242 4242 4242 4242", "exp_month": 12, "exp_year": 2040, "cvc": "123"},
+        json={"number": number, "exp_month": 12, "exp_year": 2040, "cvc": "123"},
         timeout=10,
     )
     assert token.status_code == 201, token.text
@@ -44,8 +52,6 @@ def pay_with_test_card(api: str, secret_key: str, publishable_key: str):
     headers = {**bearer(secret_key), "Idempotency-Key": str(uuid.uuid4())}
     created = requests.post(f"{api}/payments", headers=headers, json=pay, timeout=10)
     assert created.status_code == 201, created.text
-    payment = created.json()
-    assert (payment["status"], payment["amount_captured"]) == ("captured", 2599)
     return (headers, pay), created
 
 
