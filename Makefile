@@ -22,14 +22,24 @@ $(VENV)/.installed-test: pyproject.toml | $(VENV)/bin/python
 install: $(VENV)/.installed
 install-test: $(VENV)/.installed-test
 
-migrate: install
-	mkdir -p var
-	DEBUG=$${DEBUG:-true} $(PY) manage.py migrate --noinput
+# Development settings (DEBUG on, random dev-only secrets), written only when absent; settings
+# read it under the real environment, so manage.py needs nothing more (docs/operations.md).
+.env:
+	$(PYTHON) -c 'import secrets; t = secrets.token_urlsafe; print(f"DEBUG=true\nDJANGO_SECRET_KEY=dev-{t(40)}\nAPI_KEY_PEPPER=dev-{t(40)}")' > $@.tmp
+	mv $@.tmp $@
 
-# Web server (granian, WSGI), Celery worker and beat in the foreground; Ctrl-C stops all three.
+migrate: install .env
+	mkdir -p var
+	$(PY) manage.py migrate --noinput
+
+# Web server (granian, WSGI), both Celery workers and beat in the foreground, each restarted by
+# scripts/supervise.py when it dies; Ctrl-C stops them all. honcho reads no .env of its own
+# (--env /dev/null): settings read it, under the real environment. honcho hands each process a
+# PORT of its own (5000, 5100, ...), so the origin in links is set here, for all of them.
 run: migrate
-	DEBUG=$${DEBUG:-true} $(PY) manage.py collectstatic --noinput --verbosity 0
-	DEBUG=$${DEBUG:-true} WEB_PORT=$(PORT) $(VENV)/bin/honcho start -f Procfile
+	$(PY) manage.py collectstatic --noinput --verbosity 0
+	VENV=$(VENV) WEB_PORT=$(PORT) PUBLIC_BASE_URL=$${PUBLIC_BASE_URL:-http://127.0.0.1:$(PORT)} \
+		$(VENV)/bin/honcho start -f Procfile --env /dev/null
 
 test: install-test
 	bash scripts/test.sh

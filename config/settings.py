@@ -15,6 +15,11 @@ BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = BASE_DIR / "var"
 
 env = environ.Env()
+# The development .env `make run` writes when absent (DEBUG on, random dev-only secrets), read
+# under the real environment, which wins; ENV_FILE="" reads none (docs/operations.md).
+ENV_FILE = env.str("ENV_FILE", default=str(BASE_DIR / ".env"))
+if ENV_FILE and Path(ENV_FILE).is_file():
+    environ.Env.read_env(ENV_FILE)
 
 DEBUG = env.bool("DEBUG", default=False)
 

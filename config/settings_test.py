@@ -6,6 +6,8 @@ always under CI) before this module is imported.
 
 import os
 
+# A developer's .env (make run) must not leak into the suite or the processes it starts.
+os.environ.setdefault("ENV_FILE", "")
 os.environ.setdefault("DJANGO_SECRET_KEY", "test-only-secret-key")
 os.environ.setdefault("API_KEY_PEPPER", "test-only-pepper")
 # Suites send many requests per key, often with the clock frozen (no refill): rate-limit tests

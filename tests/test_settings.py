@@ -3,18 +3,19 @@
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 
-def import_settings(**env) -> subprocess.CompletedProcess:
+def import_settings(*, code: str = "import config.settings", **env) -> subprocess.CompletedProcess:
     clean = {
         k: v
         for k, v in os.environ.items()
         if k not in ("DJANGO_SECRET_KEY", "API_KEY_PEPPER", "DEBUG")
     }
     return subprocess.run(
-        [sys.executable, "-c", "import config.settings"],
+        [sys.executable, "-c", code],
         env={**clean, **env},
         capture_output=True,
         text=True,
@@ -58,3 +59,45 @@ def test_a_database_url_may_name_a_unix_socket_directory():
         timeout=60,
     )
     assert result.stdout.strip() == "/var/run/postgresql", result.stderr
+
+
+PRINT_DEBUG = {"code": "from config import settings; print(settings.DEBUG)"}
+
+
+def make_dev_env(directory) -> str:
+    """`make .env` as `make run` does it; returns the file's text."""
+    subprocess.run(
+        ["make", "-s", "-f", str(Path(__file__).parents[1] / "Makefile"), ".env"],
+        cwd=directory,
+        check=True,
+        capture_output=True,
+        timeout=60,
+    )
+    return (directory / ".env").read_text()
+
+
+def test_make_run_writes_a_dev_env_once_that_lets_manage_py_start(tmp_path):
+    text = make_dev_env(tmp_path)
+    assert (
+        "DEBUG=true" in text and "DJANGO_SECRET_KEY=dev-" in text and "API_KEY_PEPPER=dev-" in text
+    )
+    assert make_dev_env(tmp_path) == text  # only when absent: the secrets stay
+    debug = import_settings(ENV_FILE=str(tmp_path / ".env"), **PRINT_DEBUG)
+    assert (debug.returncode, debug.stdout.strip()) == (0, "True"), debug.stderr
+    (tmp_path / "other").mkdir()
+    assert make_dev_env(tmp_path / "other") != text  # random secrets, one set per clone
+
+
+def test_the_real_environment_wins_over_the_dev_env(tmp_path):
+    make_dev_env(tmp_path)
+    result = import_settings(
+        ENV_FILE=str(tmp_path / ".env"), DEBUG="false", API_KEY_PEPPER="p", **PRINT_DEBUG
+    )
+    assert (result.returncode, result.stdout.strip()) == (0, "False"), result.stderr
+
+
+def test_production_without_a_dev_env_refuses_to_start(tmp_path):
+    """No .env (a deployment), no DEBUG, no secrets: the settings refuse."""
+    result = import_settings(ENV_FILE=str(tmp_path / "absent.env"))
+    assert result.returncode != 0
+    assert "DJANGO_SECRET_KEY must be set" in result.stderr

@@ -1,0 +1,192 @@
+"""Smoke test: a fresh clone, a runtime-only install (`pip install .`, no test extras) and
+`make run`, on PostgreSQL + Redis and on the embedded defaults. Every Procfile process must start
+and stay up; the README's commands run verbatim against it; one card payment ends as signed
+webhooks at a real HTTPS receiver. On PostgreSQL it also kills a webhook worker and a web worker
+with SIGKILL: the stack says which one died, restarts it, and keeps answering.
+docs/operations.md "Smoke test".
+"""
+
+import contextlib
+import json
+import os
+import re
+import signal
+import subprocess
+
+import pytest
+import requests
+
+from tests.e2e.flow import pay_with_card, pay_with_test_card, register_endpoint, verified_events
+from tests.e2e.processes import ROOT, wait_for
+from tests.e2e.stack import (
+    EXIT_LINE,
+    Stack,
+    children,
+    fresh_copy,
+    is_dead,
+    newcomer_env,
+    runtime_venv,
+    scratch_database,
+    wait_for_new_child,
+)
+
+pytestmark = [pytest.mark.e2e, pytest.mark.smoke]
+
+
+def readme_shell_blocks() -> list[str]:
+    return re.findall(r"```sh\n(.*?)```", (ROOT / "README.md").read_text(), re.S)
+
+
+def commands(block: str) -> list[str]:
+    """A block's commands, without comments."""
+    lines = (line.split("   #")[0].strip() for line in block.splitlines())
+    return [line for line in lines if line and not line.startswith("#")]
+
+
+@contextlib.contextmanager
+def backing_services(mode: str):
+    """The settings a developer would have exported for `mode`."""
+    if mode == "embedded":
+        yield {}
+        return
+    if not os.environ.get("DATABASE_URL", "").startswith("postgres") or not os.environ.get(
+        "REDIS_URL"
+    ):
+        pytest.skip("the suite runs on the embedded defaults: no PostgreSQL and Redis to use")
+    with scratch_database(os.environ["DATABASE_URL"]) as database_url:
+        yield {"DATABASE_URL": database_url, "REDIS_URL": os.environ["REDIS_URL"]}
+
+
+def run_readme_first_steps(stack: Stack) -> subprocess.CompletedProcess:
+    """The README's "First steps after `make run`", verbatim but for the port."""
+    block = readme_shell_blocks()[1].replace("127.0.0.1:8000", f"127.0.0.1:{stack.port}")
+    return subprocess.run(
+        ["bash", "-euo", "pipefail", "-c", block],
+        cwd=stack.copy,
+        env=stack.env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def kill_a_web_worker(stack: Stack) -> None:
+    """SIGKILL one of granian's two workers: the other keeps answering, granian respawns it."""
+    granian = stack.supervised("web")
+    workers = children(granian)
+    assert len(workers) == 2, stack.output()
+    os.kill(workers[0], signal.SIGKILL)
+    wait_for(lambda: is_dead(workers[0]))  # a request it had accepted dies with it
+    for attempt in range(20):
+        try:
+            requests.get(f"{stack.base_url}/v1/", timeout=10)
+        except requests.ConnectionError as error:
+            message = f"request {attempt} after the kill: {error}\n{stack.output()}"
+            raise AssertionError(message) from error
+    wait_for_new_child(granian, workers)
+    assert len(children(granian)) == 2 and stack.answers()
+
+
+def kill_the_webhook_worker(stack: Stack) -> None:
+    """SIGKILL the webhook worker: the supervisor names it and starts it again."""
+    ready_before = stack.count(r"@\S+ ready\.")
+    os.kill(stack.supervised("webhooks"), signal.SIGKILL)
+    wait_for(lambda: stack.count(r"supervise: webhooks: EXITED unexpectedly") == 1, timeout=30)
+    wait_for(lambda: stack.count(r"@\S+ ready\.") > ready_before, timeout=120)
+
+
+def assert_challenge_links_to_this_server(stack: Stack, api: str, keys: dict) -> None:
+    """A 3-D Secure card's redirect points at the port `make run` serves (honcho gives each
+    process a PORT of its own, 5000 for the web, which once leaked into the link)."""
+    _, created = pay_with_card(api, keys["secret"], keys["publishable"], "4000000000003220")
+    url = created.json()["next_action"]["redirect"]["url"]
+    assert url.startswith(f"{stack.base_url}/sandbox/challenge/"), url
+    assert requests.get(url, timeout=10).status_code == 200
+
+
+def excuse_the_known_filesystem_broker_race(mode: str, stack: Stack) -> None:
+    """kombu's filesystem transport can read a message file another process is still writing
+    and the worker dies of the JSONDecodeError (the supervisor restarts it). That transport is
+    being replaced (issue 11, the `broker` branch); until then that one failure, and no other,
+    is an expected failure of the embedded run."""
+    output = stack.output()
+    if (
+        mode == "embedded"
+        and "kombu/transport/filesystem.py" in output
+        and ("JSONDecodeError" in output)
+    ):
+        pytest.xfail("kombu's filesystem broker read a half-written message (issue 11, broker)")
+
+
+def test_the_readme_lists_only_commands_this_test_runs():
+    """make run is what the smoke test starts, make test is the suite itself, and the first
+    steps run verbatim below; a new README command needs a place here first."""
+    blocks = readme_shell_blocks()
+    assert len(blocks) == 2
+    assert commands(blocks[0]) == ["make run", "make test"]
+    assert [c.split()[0] for c in commands(blocks[1])] == [
+        "KEY=$(.venv/bin/python",
+        "curl",
+        ".venv/bin/python",
+    ]
+
+
+@pytest.mark.parametrize("mode", ["postgres+redis", "embedded"])
+def test_a_fresh_clone_runs_every_process_and_the_readme(mode, tmp_path, receiver, ca_bundle):
+    copy = fresh_copy(tmp_path / "svc")
+    (copy / ".venv").symlink_to(runtime_venv(copy))
+    with backing_services(mode) as services:
+        env = newcomer_env(
+            **services, WEBHOOK_ALLOWED_NETWORKS="127.0.0.0/8", WEBHOOK_CA_BUNDLE=ca_bundle
+        )
+        stack = Stack(copy, env)
+        try:
+            run_the_stack(mode, stack, receiver)
+        except AssertionError:
+            excuse_the_known_filesystem_broker_race(mode, stack)
+            raise
+        finally:
+            stack.stop()
+
+
+def run_the_stack(mode: str, stack: Stack, receiver) -> None:
+    """What a newcomer does with a running stack; every process must stay up throughout."""
+    copy, env = stack.copy, stack.env
+    stack.wait_until_ready()
+    assert "DEBUG=true" in (copy / ".env").read_text()
+
+    steps = run_readme_first_steps(stack)
+    assert steps.returncode == 0, steps.stdout + steps.stderr
+    listed, _ = json.JSONDecoder().raw_decode(steps.stdout)  # curl's answer comes first
+    assert listed["object"] == "list", steps.stdout
+    assert "Superuser creation skipped due to not running in a TTY" in steps.stdout
+    admin = requests.get(f"{stack.base_url}/admin/login/", timeout=10)
+    assert admin.status_code == 200
+
+    if mode == "postgres+redis":
+        kill_a_web_worker(stack)
+        kill_the_webhook_worker(stack)
+
+    created = subprocess.run(
+        [".venv/bin/python", "manage.py", "create_merchant", "--name", "Smoke"]
+        + ["--email", "smoke@example.test", "--json"],
+        cwd=copy,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    keys = json.loads(created.stdout)["keys"]["test"]
+    api = f"{stack.base_url}/v1"
+    webhook_secret = register_endpoint(api, keys["secret"], receiver.url())
+    pay_with_test_card(api, keys["secret"], keys["publishable"])
+    wait_for(lambda: len(receiver.requests) >= 2, timeout=60)
+    delivered = verified_events(receiver, webhook_secret)
+    assert set(delivered) == {"payment.created", "payment.captured"}
+    assert_challenge_links_to_this_server(stack, api, keys)
+
+    expected_exits = ["webhooks"] if mode == "postgres+redis" else []
+    exited = [next(filter(None, EXIT_LINE.search(x).groups())) for x in stack.exits()]
+    assert exited == expected_exits, stack.output()
+    assert stack.process.poll() is None, stack.output()
