@@ -72,20 +72,37 @@ def run_readme_first_steps(stack: Stack) -> subprocess.CompletedProcess:
 
 
 def kill_a_web_worker(stack: Stack) -> None:
-    """SIGKILL one of granian's two workers: the other keeps answering, granian respawns it."""
+    """SIGKILL one of granian's two workers: the other keeps answering, granian respawns it.
+
+    Until the respawn (about a second) a new connection can be reset: seen in 2 of 7 runs,
+    once on the first request after the kill, once on the second. So the requests made
+    meanwhile may be reset (never hang, never fail otherwise), and once the new worker is up
+    twenty in a row must all be answered."""
     granian = stack.supervised("web")
     workers = children(granian)
     assert len(workers) == 2, stack.output()
     os.kill(workers[0], signal.SIGKILL)
     wait_for(lambda: is_dead(workers[0]))  # a request it had accepted dies with it
-    for attempt in range(20):
-        try:
-            requests.get(f"{stack.base_url}/v1/", timeout=10)
-        except requests.ConnectionError as error:
-            message = f"request {attempt} after the kill: {error}\n{stack.output()}"
-            raise AssertionError(message) from error
+    resets = sum(not answered_or_reset(stack) for _ in range(20))
+    assert resets < 20, "no request was answered after the kill\n" + stack.output()
     wait_for_new_child(granian, workers)
-    assert len(children(granian)) == 2 and stack.answers()
+    assert len(children(granian)) == 2, stack.output()
+    for attempt in range(20):
+        assert answered_or_reset(stack), f"request {attempt} after the respawn was reset\n" + (
+            stack.output()
+        )
+
+
+def answered_or_reset(stack: Stack) -> bool:
+    """True when the server answered; False when it reset the connection; anything else (a
+    timeout, a refused connection) fails the test."""
+    try:
+        requests.get(f"{stack.base_url}/v1/", timeout=10)
+    except requests.ConnectionError as error:
+        if "reset by peer" in str(error):
+            return False
+        raise
+    return True
 
 
 def kill_the_webhook_worker(stack: Stack) -> None:
