@@ -8,7 +8,7 @@ import pytest
 from django.test import Client
 
 from api.currencies import CURRENCY_EXPONENTS
-from payments.methods import DETAILS_FIELDS, METHODS, Family, Flow
+from payments.methods import DETAILS_FIELDS, METHODS, Family, Flow, find_method, get_method
 from tests.payments.support import create, created, error_of, event_types, payment_body, tokenize
 from tests.refunds.support import refunded
 
@@ -177,3 +177,9 @@ def test_list_filters_by_every_kind_of_method(api):
         "invalid_parameter",
     )
     assert error["param"] == "method_type"
+
+
+def test_a_method_outside_the_catalogue_is_a_clear_error_not_none():
+    assert find_method("nope") is None  # for validating what a client sent
+    with pytest.raises(LookupError, match="'nope' is not a payment method of the catalogue"):
+        get_method("nope")

@@ -28,6 +28,9 @@ def during_the_wait(monkeypatch):
     return actions
 
 
+# PostgreSQL: the test database on SQLite is in memory, whose one connection Django never
+# closes (a file database, as the embedded defaults use, is closed like any other).
+@pytest.mark.postgres
 def test_the_wait_holds_no_connection_and_the_cap_refuses_one_more(
     api, live_api, other_api, settings, during_the_wait
 ):
