@@ -16,7 +16,7 @@ written) and rewrites it in place, so a process reading or binding at that momen
 dies on JSONDecodeError, or two processes starting together lose a binding. Here table changes
 are serialised by a lock file in the control folder and each new table is renamed into place.
 
-Selected in config/settings.py through `broker_transport`.
+Registered as the `embedded://` transport; config/settings.py names it in the broker URL.
 """
 
 import os
@@ -26,7 +26,7 @@ from queue import Empty
 from time import monotonic
 
 from kombu.exceptions import ChannelError
-from kombu.transport import filesystem, virtual
+from kombu.transport import TRANSPORT_ALIASES, filesystem, virtual
 from kombu.utils.encoding import bytes_to_str, str_to_bytes
 from kombu.utils.json import dumps, loads
 
@@ -102,6 +102,9 @@ class Channel(filesystem.Channel):
 
 class Transport(filesystem.Transport):
     Channel = Channel
+
+
+TRANSPORT_ALIASES["embedded"] = "config.broker:Transport"
 
 
 def folders(options: dict) -> list[str]:
