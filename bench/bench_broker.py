@@ -1,7 +1,10 @@
 """Broker latency: time from `apply_async` in one process to the task starting in a Celery
-worker process, on the embedded filesystem broker and (when reachable) on Redis.
+worker process, and the idle worker's CPU (a polling broker costs CPU all day long on a
+developer's laptop), on the embedded broker (config/broker.py), on kombu's SQLAlchemy
+transport over a SQLite file (the alternative considered for it; only when SQLAlchemy is
+installed, it is not a dependency) and (when reachable) on Redis.
 
-Usage: .venv/bin/python bench/bench_broker.py [--tasks N]
+Usage: [BENCH_REDIS_URL=redis://...] .venv/bin/python bench/bench_broker.py [--tasks N]
 """
 
 import argparse
@@ -19,6 +22,10 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 os.environ.setdefault("DEBUG", "true")
+
+import config.broker  # noqa: E402, F401  (registers the embedded:// transport)
+
+IDLE_SECONDS = 30
 
 
 def record_latency(sent_at: float, results_path: str) -> None:
@@ -43,18 +50,39 @@ def make_app(broker_url: str, transport_options: dict) -> Celery:
 def broker_settings(name: str) -> tuple[str, dict]:
     """The same broker configuration config/settings.py gives the service."""
     if name == "redis":
-        return os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/14"), {}
+        return redis_url(), {}
     from django.conf import settings
 
     folder = tempfile.mkdtemp(prefix="bench-broker-")
+    if name == "sqlalchemy":
+        register_sqlalchemy_transport(polling_interval())
+        return f"benchsqla+sqlite:///{folder}/broker.sqlite3", {}
     options = dict(settings.CELERY_BROKER_TRANSPORT_OPTIONS)
     options.update(
         data_folder_in=folder,
         data_folder_out=folder,
         control_folder=os.path.join(folder, "control"),
     )
-    os.makedirs(options["control_folder"], exist_ok=True)
-    return "filesystem://", options
+    for made in config.broker.folders(options):
+        os.makedirs(made, exist_ok=True)
+    return settings.CELERY_BROKER_URL, options
+
+
+def polling_interval() -> float:
+    from django.conf import settings
+
+    return settings.CELERY_BROKER_TRANSPORT_OPTIONS["polling_interval"]
+
+
+def register_sqlalchemy_transport(polling_interval: float) -> None:
+    """kombu's SQLAlchemy transport at the embedded broker's polling interval (its transport
+    options all go to create_engine, so the interval is set on a subclass)."""
+    from kombu.transport import TRANSPORT_ALIASES
+    from kombu.transport.sqlalchemy import Transport
+
+    TRANSPORT_ALIASES["benchsqla"] = lambda: type(
+        "SqlaTransport", (Transport,), {"polling_interval": polling_interval}
+    )
 
 
 def run_worker() -> None:
@@ -75,10 +103,13 @@ def run_worker() -> None:
 def broker_settings_from_env() -> tuple[str, dict]:
     import json
 
+    if os.environ["BENCH_BROKER_URL"].startswith("benchsqla+"):
+        register_sqlalchemy_transport(float(os.environ["BENCH_POLLING_INTERVAL"]))
     return os.environ["BENCH_BROKER_URL"], json.loads(os.environ["BENCH_BROKER_OPTIONS"])
 
 
-def measure(name: str, tasks: int) -> list[float]:
+def measure(name: str, tasks: int) -> tuple[list[float], float]:
+    """-> (latencies in s, the idle worker's CPU share over IDLE_SECONDS)"""
     import json
 
     broker_url, options = broker_settings(name)
@@ -88,6 +119,7 @@ def measure(name: str, tasks: int) -> list[float]:
         **os.environ,
         "BENCH_BROKER_URL": broker_url,
         "BENCH_BROKER_OPTIONS": json.dumps(options),
+        "BENCH_POLLING_INTERVAL": str(polling_interval()),
     }
     worker = subprocess.Popen([sys.executable, __file__, "--worker"], env=env)
     try:
@@ -98,10 +130,19 @@ def measure(name: str, tasks: int) -> list[float]:
             task.delay(time.time(), str(results))
             time.sleep(0.02)  # spaced sends: latency, not queueing behind a backlog
         wait_for_lines(results, tasks, timeout=120)
-        return [float(line) for line in results.read_text().split()]
+        latencies = [float(line) for line in results.read_text().split()]
+        cpu_before = cpu_seconds(worker.pid)
+        time.sleep(IDLE_SECONDS)
+        return latencies, (cpu_seconds(worker.pid) - cpu_before) / IDLE_SECONDS
     finally:
         worker.terminate()
         worker.wait(timeout=30)
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU the process has used so far."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def wait_for_lines(path: Path, count: int, timeout: float) -> None:
@@ -114,24 +155,28 @@ def wait_for_lines(path: Path, count: int, timeout: float) -> None:
     raise SystemExit(f"timed out: {got} of {count} task runs arrived in {path}")
 
 
+def redis_url() -> str:
+    """BENCH_REDIS_URL: the Redis to compare with (REDIS_URL would switch Django's settings
+    to Redis, and the embedded broker's settings are the ones measured)."""
+    return os.environ.get("BENCH_REDIS_URL", "redis://127.0.0.1:6379/14")
+
+
 def redis_reachable() -> bool:
     import redis
 
     try:
-        redis.Redis.from_url(
-            os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/14"), socket_connect_timeout=1
-        ).ping()
+        redis.Redis.from_url(redis_url(), socket_connect_timeout=1).ping()
     except redis.RedisError:
         return False
     return True
 
 
-def report(name: str, latencies: list[float]) -> None:
+def report(name: str, latencies: list[float], idle_cpu: float) -> None:
     ms = sorted(value * 1000 for value in latencies)
     p99 = ms[min(len(ms) - 1, int(len(ms) * 0.99))]
     print(
         f"{name:10} tasks={len(ms):4}  p50={statistics.median(ms):7.1f} ms  "
-        f"p99={p99:7.1f} ms  max={ms[-1]:7.1f} ms"
+        f"p99={p99:7.1f} ms  max={ms[-1]:7.1f} ms  idle worker CPU {idle_cpu:6.1%}"
     )
 
 
@@ -147,11 +192,20 @@ def main() -> None:
 
     django.setup()
     print("enqueue -> task start latency (one worker process, solo pool)")
-    for name in ("filesystem", "redis"):
+    for name in ("embedded", "sqlalchemy", "redis"):
         if name == "redis" and not redis_reachable():
             print("redis      not reachable: skipped")
             continue
-        report(name, measure(name, args.tasks))
+        if name == "sqlalchemy" and not sqlalchemy_installed():
+            print("sqlalchemy not installed: skipped")
+            continue
+        report(name, *measure(name, args.tasks))
+
+
+def sqlalchemy_installed() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("sqlalchemy") is not None
 
 
 if __name__ == "__main__":

@@ -9,21 +9,30 @@ Here a message is written whole under a staging folder and renamed into the queu
 rename(2) within one file system is atomic, so a reader sees a complete file or none. The
 reader claims a file by renaming it into a claim folder next to the queue (kombu moves it to
 the system temp folder, which is a copy when that is another file system), and a file another
-reader claimed first is skipped. Selected in config/settings.py through `broker_transport`.
+reader claimed first is skipped.
+
+An exchange's binding table has the same race: kombu creates it with open("wb") (empty until
+written) and rewrites it in place, so a process reading or binding at that moment reads "" and
+dies on JSONDecodeError, or two processes starting together lose a binding. Here table changes
+are serialised by a lock file in the control folder and each new table is renamed into place.
+
+Registered as the `embedded://` transport; config/settings.py names it in the broker URL.
 """
 
 import os
 import uuid
+from contextlib import contextmanager
 from queue import Empty
 from time import monotonic
 
 from kombu.exceptions import ChannelError
-from kombu.transport import filesystem
+from kombu.transport import TRANSPORT_ALIASES, filesystem, virtual
 from kombu.utils.encoding import bytes_to_str, str_to_bytes
 from kombu.utils.json import dumps, loads
 
 STAGING = "staging"  # messages being written; never listed as a queue's message
 CLAIMED = "claimed"  # messages a reader took, read and removed at once
+TABLES_LOCK = ".tables.lock"  # held while an exchange's binding table is changed
 
 
 class Channel(filesystem.Channel):
@@ -58,9 +67,44 @@ class Channel(filesystem.Channel):
             return loads(bytes_to_str(payload))
         raise Empty()
 
+    def _queue_bind(self, exchange, routing_key, pattern, queue):
+        binding = filesystem.exchange_queue_t(routing_key or "", pattern or "", queue or "")
+        with self._tables_locked():
+            table = self.get_table(exchange)
+            if binding not in table:
+                self._replace_table(exchange, [binding, *table])
+
+    def _delete(self, queue, exchange, routing_key, pattern, *args, **kwargs):
+        virtual.Channel._delete(self, queue)  # purge; kombu's own table edit is replaced here
+        binding = filesystem.exchange_queue_t(routing_key or "", pattern or "", queue or "")
+        with self._tables_locked():
+            table = self.get_table(exchange)
+            if binding in table:
+                self._replace_table(exchange, [entry for entry in table if entry != binding])
+
+    @contextmanager
+    def _tables_locked(self):
+        with open(self.control_folder / TABLES_LOCK, "a") as lock_file:
+            filesystem.lock(lock_file, filesystem.LOCK_EX)
+            try:
+                yield
+            finally:
+                filesystem.unlock(lock_file)
+
+    def _replace_table(self, exchange, table: list) -> None:
+        """Write the whole table beside the old one, then rename it over (readers see one or
+        the other, never a torn or empty file)."""
+        file = self._exchange_file(exchange)
+        staged = file.with_name(file.name + ".staged")  # one writer at a time: the lock
+        staged.write_bytes(str_to_bytes(dumps(table)))
+        os.replace(staged, file)
+
 
 class Transport(filesystem.Transport):
     Channel = Channel
+
+
+TRANSPORT_ALIASES["embedded"] = "config.broker:Transport"
 
 
 def folders(options: dict) -> list[str]:

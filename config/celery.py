@@ -17,9 +17,8 @@ app.autodiscover_tasks()
 @app.on_after_configure.connect
 def _make_broker_folders(sender, **kwargs):
     """The embedded filesystem broker needs its folders before any process touches them."""
-    if sender.conf.broker_transport == "config.broker:Transport":
-        for folder in folders(sender.conf.broker_transport_options):
-            os.makedirs(folder, exist_ok=True)
+    for folder in folders(sender.conf.broker_transport_options or {}):
+        os.makedirs(folder, exist_ok=True)
 
 
 @setup_logging.connect

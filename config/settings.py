@@ -180,8 +180,7 @@ if REDIS_URL:
 else:
     # kombu's filesystem transport without its empty-file race (config/broker.py): no server,
     # shared by every process through var/broker.
-    CELERY_BROKER_URL = None
-    CELERY_BROKER_TRANSPORT = "config.broker:Transport"
+    CELERY_BROKER_URL = "embedded://localhost/"
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         "data_folder_in": str(BROKER_DIR),
         "data_folder_out": str(BROKER_DIR),

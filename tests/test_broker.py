@@ -12,7 +12,8 @@ from kombu import Connection
 from config.broker import Transport, folders
 
 PUBLISHERS = 4
-MESSAGES_EACH = 400
+MESSAGES_EACH = 25
+PADDING = "x" * 1_000_000  # a long write widens the window a reader can land in
 
 
 def _connection(folder) -> Connection:
@@ -30,7 +31,7 @@ def _publish(folder, publisher: int, start):
     with _connection(folder) as connection:
         queue = connection.SimpleQueue("race")
         for number in range(MESSAGES_EACH):
-            queue.put({"publisher": publisher, "number": number})
+            queue.put({"publisher": publisher, "number": number, "padding": PADDING})
 
 
 @pytest.fixture
@@ -62,3 +63,38 @@ def test_every_message_published_concurrently_is_consumed_whole(broker_folder):
         process.join(10)
         assert process.exitcode == 0
     assert sorted(received) == [(p, n) for p in range(PUBLISHERS) for n in range(MESSAGES_EACH)]
+
+
+BINDERS = 4
+EXCHANGES = 100
+
+
+def _bind_to_every_exchange(folder, queue: str, start):
+    start.wait()
+    with _connection(folder) as connection:
+        channel = connection.default_channel
+        channel.queue_declare(queue)
+        for number in range(EXCHANGES):
+            channel.exchange_declare(f"exchange-{number}", type="direct")
+            channel.queue_bind(queue, f"exchange-{number}", routing_key=queue)
+
+
+def test_every_binding_made_concurrently_is_kept(broker_folder):
+    """Processes starting together bind their queues to the same new exchanges (a worker's
+    queue, the pidbox): no table comes out empty, torn or missing a binding."""
+    context = multiprocessing.get_context("fork")
+    start = context.Event()
+    queues = [f"queue-{number}" for number in range(BINDERS)]
+    binders = [
+        context.Process(target=_bind_to_every_exchange, args=(broker_folder, queue, start))
+        for queue in queues
+    ]
+    for process in binders:
+        process.start()
+    start.set()
+    for process in binders:
+        process.join(30)
+        assert process.exitcode == 0
+    with _connection(broker_folder) as connection:
+        tables = [connection.default_channel.get_table(f"exchange-{n}") for n in range(EXCHANGES)]
+    assert [sorted(entry.queue for entry in table) for table in tables] == [queues] * EXCHANGES

@@ -122,20 +122,6 @@ def assert_challenge_links_to_this_server(stack: Stack, api: str, keys: dict) ->
     assert requests.get(url, timeout=10).status_code == 200
 
 
-def excuse_the_known_filesystem_broker_race(mode: str, stack: Stack) -> None:
-    """kombu's filesystem transport can read a message file another process is still writing
-    and the worker dies of the JSONDecodeError (the supervisor restarts it). That transport is
-    being replaced (issue 11, the `broker` branch); until then that one failure, and no other,
-    is an expected failure of the embedded run."""
-    output = stack.output()
-    if (
-        mode == "embedded"
-        and "kombu/transport/filesystem.py" in output
-        and ("JSONDecodeError" in output)
-    ):
-        pytest.xfail("kombu's filesystem broker read a half-written message (issue 11, broker)")
-
-
 def test_the_readme_lists_only_commands_this_test_runs():
     """make run is what the smoke test starts, make test is the suite itself, and the first
     steps run verbatim below; a new README command needs a place here first."""
@@ -160,9 +146,6 @@ def test_a_fresh_clone_runs_every_process_and_the_readme(mode, tmp_path, receive
         stack = Stack(copy, env)
         try:
             run_the_stack(mode, stack, receiver)
-        except AssertionError:
-            excuse_the_known_filesystem_broker_race(mode, stack)
-            raise
         finally:
             stack.stop()
 
