@@ -9,7 +9,6 @@ from django.utils import timezone
 
 from accounts import keycache, keys
 from accounts.models import ApiKey, Merchant
-from api.revision import bump
 from api.rows import ModelRows
 
 LAST_USED_RESOLUTION = datetime.timedelta(minutes=1)
@@ -59,9 +58,14 @@ def merchant_create(*, name: str, email: str) -> NewMerchant:
 
 
 def api_key_revoke(*, api_key: ApiKey) -> ApiKey:
-    """Idempotent: revoking a revoked key keeps its first revocation time."""
-    ApiKey.objects.filter(pk=api_key.pk, revoked_at__isnull=True).update(revoked_at=timezone.now())
-    bump()  # update() sends no post_save
+    """Idempotent: revoking a revoked key keeps its first revocation time. Saved (under the
+    row lock, so two revocations keep the first time), so post_save replaces the configuration
+    revision and every process drops its cached lookup (accounts/apps.py)."""
+    with transaction.atomic():
+        locked = ApiKey.objects.select_for_update().get(pk=api_key.pk)
+        if locked.revoked_at is None:
+            locked.revoked_at = timezone.now()
+            locked.save(update_fields=["revoked_at"])
     api_key.refresh_from_db()
     return api_key
 

@@ -197,7 +197,7 @@ CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TIMEZONE = "UTC"
-# Periodic work; each room adds its entries in config/celery.py's beat schedule.
+# Periodic work; each room adds its entries in its own section below.
 CELERY_BEAT_SCHEDULE: dict = {}
 CELERY_BEAT_SCHEDULE["api-purge-idempotency-records"] = {
     "task": "api.tasks.purge_expired_idempotency_records",
