@@ -1,5 +1,5 @@
-"""Support staff read payments here; nothing is edited by hand (status changes only through
-payments.services)."""
+"""Support staff read payments here; nothing is edited by hand: status changes only through
+payments.services, from the page's capture and cancel buttons (docs/back-office.md)."""
 
 import json
 
@@ -8,13 +8,16 @@ from django.contrib import admin
 from django.utils.html import format_html, format_html_join
 
 from accounts.admin import MerchantAdmin
+from accounts.backoffice import ConfirmForm, ObjectAction, ObjectActionsAdmin
 from accounts.models import Merchant
 from payments.fees import InvalidSchedule, parse_schedule
 from payments.models import Payment, Route
 from payments.selectors import resource_events
+from payments.services import payment_cancel, payment_capture
+from payments.states import Trigger, can
 
 
-class ReadOnlyAdmin(admin.ModelAdmin):
+class ReadOnlyAdmin(ObjectActionsAdmin):
     def has_add_permission(self, request):
         return False
 
@@ -47,6 +50,39 @@ def events_table(resource):
     )
 
 
+class AmountForm(ConfirmForm):
+    amount = forms.IntegerField(
+        required=False, min_value=1, help_text="In minor units (12000 is 120.00 EUR); blank: all."
+    )
+
+
+def offered_for(trigger: Trigger):
+    return lambda payment: can(payment.status, trigger)
+
+
+def capture(request, payment: Payment, data) -> str:
+    captured = payment_capture(payment=payment, amount=data["amount"])
+    return f"Captured {captured.amount_captured} {captured.currency}."
+
+
+def cancel(request, payment: Payment, data) -> str:
+    payment_cancel(payment=payment)
+    return "Canceled."
+
+
+CAPTURE = ObjectAction(
+    "capture",
+    "Capture",
+    "payments.capture_payment",
+    capture,
+    AmountForm,
+    offered_for(Trigger.CAPTURE),
+)
+CANCEL = ObjectAction(
+    "cancel", "Cancel", "payments.cancel_payment", cancel, offered=offered_for(Trigger.CANCEL)
+)
+
+
 @admin.register(Payment)
 class PaymentAdmin(ReadOnlyAdmin):
     list_display = (
@@ -65,6 +101,7 @@ class PaymentAdmin(ReadOnlyAdmin):
     list_select_related = ("merchant",)
     show_full_result_count = False  # no COUNT(*) over a large table on every page
     readonly_fields = ("events",)
+    object_actions = (CAPTURE, CANCEL)
 
     @admin.display(description="Events (oldest first)")
     def events(self, payment: Payment):

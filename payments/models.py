@@ -103,6 +103,11 @@ class Payment(models.Model):
     due_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
+        permissions = [
+            ("refund_payment", "Can refund payments"),
+            ("capture_payment", "Can capture payments"),
+            ("cancel_payment", "Can cancel payments"),
+        ]
         indexes = [
             models.Index(fields=["merchant", "livemode", "-id"], name="payment_list"),
             models.Index(fields=["merchant", "livemode", "reference"], name="payment_reference"),

@@ -3,6 +3,7 @@ letters with a resend action. Everything is read-only; changes go through the se
 
 from django.contrib import admin
 
+from accounts.backoffice import GuardedActionsAdmin, confirmed_action, user_may
 from api.errors import ProcessingFailed
 from events.models import Event
 from webhooks.models import Attempt, DeadLetter, Delivery, WebhookEndpoint
@@ -21,7 +22,7 @@ ATTEMPT_FIELDS = (
 )
 
 
-class ReadOnlyAdmin(admin.ModelAdmin):
+class ReadOnlyAdmin(GuardedActionsAdmin):
     def has_add_permission(self, request, obj=None):
         return False
 
@@ -63,17 +64,17 @@ class WebhookEndpointAdmin(ReadOnlyAdmin):
     )
 
 
-@admin.action(description="Resend to every subscribed endpoint")
-def resend_events(modeladmin, request, queryset):
-    sent, skipped = 0, 0
-    for event in queryset:
-        try:
-            sent += len(resend_event(event=event))
-        except ProcessingFailed:
-            skipped += 1  # no_matching_endpoint
-    modeladmin.message_user(
-        request, f"{sent} deliveries queued; {skipped} event(s) had no subscribed endpoint."
-    )
+@confirmed_action(
+    permission="resend",
+    description="Resend to every subscribed endpoint",
+    title="Resend events",
+    live=lambda events: events.filter(livemode=True).exists(),
+)
+def resend_events(modeladmin, request, event):
+    try:
+        return f"Resent: deliveries {', '.join(resend_event(event=event))} queued."
+    except ProcessingFailed:
+        return "Not resent: no subscribed endpoint."
 
 
 @admin.register(Event)
@@ -85,11 +86,19 @@ class EventAdmin(ReadOnlyAdmin):
     inlines = [AttemptInline]
     actions = [resend_events]
 
+    def has_resend_permission(self, request):
+        return user_may(request, "events.resend_event")
 
-@admin.action(description="Resend (one more attempt now, numbering continues)")
-def resend_dead_letters(modeladmin, request, queryset):
-    requeued = requeue_dead_letters(queryset)
-    modeladmin.message_user(request, f"{len(requeued)} dead letter(s) queued for delivery.")
+
+@confirmed_action(
+    permission="requeue",
+    description="Resend (one more attempt now, numbering continues)",
+    title="Requeue dead letters",
+    live=lambda deliveries: deliveries.filter(event__livemode=True).exists(),
+)
+def resend_dead_letters(modeladmin, request, delivery):
+    requeue_dead_letters([delivery])
+    return "Requeued: one more attempt now."
 
 
 @admin.register(DeadLetter)
@@ -97,6 +106,9 @@ class DeadLetterAdmin(ReadOnlyAdmin):
     list_display = ("event", "endpoint", "attempt_count", "event_type", "merchant", "created")
     search_fields = ("event__id", "endpoint__id", "event__merchant__id")
     actions = [resend_dead_letters]
+
+    def has_requeue_permission(self, request):
+        return user_may(request, "webhooks.requeue_deadletter")
 
     def get_queryset(self, request):
         deliveries = super().get_queryset(request).select_related("event", "endpoint")
