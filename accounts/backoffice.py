@@ -101,6 +101,7 @@ def confirmed_action(*, permission: str, description: str, title: str, live=lamb
             return None
 
         action.__name__ = perform.__name__
+        action.perform = perform  # for the same action as a button on one object's page
         return action
 
     return wrap

@@ -10,6 +10,7 @@ from django.utils.html import format_html, format_html_join
 from accounts.admin import MerchantAdmin
 from accounts.backoffice import ConfirmForm, ObjectAction, ObjectActionsAdmin
 from accounts.models import Merchant
+from api.currencies import format_amount
 from payments.fees import InvalidSchedule, parse_schedule
 from payments.models import Payment, Route
 from payments.selectors import resource_events
@@ -28,6 +29,34 @@ class ReadOnlyAdmin(ObjectActionsAdmin):
         return False
 
 
+def small_table(mapping: dict | None):
+    """A JSON object (outcome, fees) as a two-column table rather than one line of JSON."""
+    if not mapping:
+        return "—"
+    rows = format_html_join(
+        "",
+        "<tr><th>{}</th><td>{}</td></tr>",
+        (
+            (key, json.dumps(value) if isinstance(value, dict | list) else value)
+            for key, value in mapping.items()
+        ),
+    )
+    return format_html("<table>{}</table>", rows)
+
+
+def card_line(card: dict | None) -> str:
+    """ "visa •••• 4242 12/30, EE credit" """
+    if not card:
+        return "—"
+    expiry = f"{card.get('exp_month', 0):02d}/{card.get('exp_year', 0) % 100:02d}"
+    origin = " ".join(filter(None, (card.get("issuer_country"), card.get("funding"))))
+    return f"{card.get('brand')} •••• {card.get('last4')} {expiry}, {origin}".strip(", ")
+
+
+def utc(moment) -> str:
+    return moment.strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
 def events_table(resource):
     """The resource's events (id, type, time, previous attributes) as an HTML table."""
     rows = format_html_join(
@@ -37,7 +66,7 @@ def events_table(resource):
             (
                 event.id,
                 event.type,
-                event.created.strftime("%Y-%m-%d %H:%M:%S"),
+                utc(event.created),
                 json.dumps(event.data.get("previous_attributes", {}), sort_keys=True),
             )
             for event in resource_events(resource)
@@ -89,8 +118,7 @@ class PaymentAdmin(ReadOnlyAdmin):
         "id",
         "merchant",
         "status",
-        "amount",
-        "currency",
+        "amount_display",
         "method_type",
         "reference",
         "livemode",
@@ -100,8 +128,66 @@ class PaymentAdmin(ReadOnlyAdmin):
     search_fields = ("=id", "reference")
     list_select_related = ("merchant",)
     show_full_result_count = False  # no COUNT(*) over a large table on every page
-    readonly_fields = ("events",)
+    # Internal scheduling fields (due_at) stay off the page: they are not the payment's story.
+    fields = (
+        "id",
+        "merchant",
+        "livemode",
+        "status",
+        "amount_display",
+        "captured_display",
+        "refunded_display",
+        "reference",
+        "description",
+        "capture_method",
+        "method_type",
+        "card_display",
+        "customer",
+        "customer_details",
+        "outcome_display",
+        "fees_display",
+        "metadata",
+        "statement_descriptor",
+        "created",
+        "authorized_at",
+        "captured_at",
+        "canceled_at",
+        "events",
+    )
+    readonly_fields = (
+        "amount_display",
+        "captured_display",
+        "refunded_display",
+        "card_display",
+        "outcome_display",
+        "fees_display",
+        "events",
+    )
     object_actions = (CAPTURE, CANCEL)
+
+    @admin.display(description="amount", ordering="amount")
+    def amount_display(self, payment: Payment):
+        return format_amount(payment.amount, payment.currency)
+
+    @admin.display(description="captured")
+    def captured_display(self, payment: Payment):
+        return format_amount(payment.amount_captured, payment.currency)
+
+    @admin.display(description="refunded")
+    def refunded_display(self, payment: Payment):
+        return format_amount(payment.amount_refunded, payment.currency)
+
+    @admin.display(description="card")
+    def card_display(self, payment: Payment):
+        return card_line(payment.card)
+
+    @admin.display(description="outcome")
+    def outcome_display(self, payment: Payment):
+        return small_table(payment.outcome)
+
+    @admin.display(description="fees")
+    def fees_display(self, payment: Payment):
+        return small_table(payment.fees)
 
     @admin.display(description="Events (oldest first)")
     def events(self, payment: Payment):

@@ -2,12 +2,19 @@
 letters with a resend action. Everything is read-only; changes go through the services."""
 
 from django.contrib import admin
+from django.db.models import OuterRef, Subquery
+from django.urls import reverse
+from django.utils.html import format_html
 
-from accounts.backoffice import GuardedActionsAdmin, confirmed_action, user_may
+from accounts.backoffice import ObjectAction, ObjectActionsAdmin, confirmed_action, user_may
+from accounts.models import Merchant
 from api.errors import ProcessingFailed
 from events.models import Event
 from webhooks.models import Attempt, DeadLetter, Delivery, WebhookEndpoint
 from webhooks.services import requeue_dead_letters, resend_event
+
+HEALTH_WINDOW = 100  # an endpoint's recent attempts its page sums up
+RESPONSE_EXCERPT = 200  # characters of the receiver's answer shown in a list
 
 ATTEMPT_FIELDS = (
     "id",
@@ -16,13 +23,14 @@ ATTEMPT_FIELDS = (
     "status",
     "http_status",
     "error",
+    "response_excerpt",
     "duration_ms",
     "next_retry_at",
     "attempted_at",
 )
 
 
-class ReadOnlyAdmin(GuardedActionsAdmin):
+class ReadOnlyAdmin(ObjectActionsAdmin):
     def has_add_permission(self, request, obj=None):
         return False
 
@@ -40,6 +48,13 @@ class AttemptInline(admin.TabularInline):
     ordering = ("attempted_at", "id")
     extra = 0
     can_delete = False
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).select_related("endpoint")  # no query per row
+
+    @admin.display(description="response body")
+    def response_excerpt(self, attempt):
+        return attempt.response_body[:RESPONSE_EXCERPT]
 
     def has_add_permission(self, request, obj=None):
         return False
@@ -61,7 +76,28 @@ class WebhookEndpointAdmin(ReadOnlyAdmin):
         "previous_secret_expires_at",
         "created",
         "deleted_at",
+        "health",
     )
+    readonly_fields = ("health",)
+
+    @admin.display(description=f"health (last {HEALTH_WINDOW} attempts)")
+    def health(self, endpoint: WebhookEndpoint):
+        recent = list(
+            Attempt.objects.filter(endpoint=endpoint)
+            .order_by("-attempted_at")
+            .values("status", "error", "http_status", "attempted_at")[:HEALTH_WINDOW]
+        )
+        if not recent:
+            return "no attempt yet"
+        delivered = sum(a["status"] == Attempt.Status.DELIVERED for a in recent)
+        failed = next((a for a in recent if a["status"] != Attempt.Status.DELIVERED), None)
+        last_error = (
+            f"{failed['attempted_at']:%Y-%m-%d %H:%M:%S} UTC: HTTP {failed['http_status']} "
+            f"{failed['error'] or ''}"
+            if failed
+            else "none"
+        )
+        return f"{delivered}/{len(recent)} delivered; last error: {last_error}"
 
 
 @confirmed_action(
@@ -77,6 +113,13 @@ def resend_events(modeladmin, request, event):
         return "Not resent: no subscribed endpoint."
 
 
+def resend_one(request, event, data) -> str:
+    return resend_events.perform(None, request, event)
+
+
+RESEND = ObjectAction("resend", "Resend", "events.resend_event", resend_one)
+
+
 @admin.register(Event)
 class EventAdmin(ReadOnlyAdmin):
     list_display = ("id", "merchant", "livemode", "type", "resource_id", "created")
@@ -85,6 +128,7 @@ class EventAdmin(ReadOnlyAdmin):
     search_fields = ("id", "resource_id", "merchant__id")
     inlines = [AttemptInline]
     actions = [resend_events]
+    object_actions = (RESEND,)
 
     def has_resend_permission(self, request):
         return user_may(request, "events.resend_event")
@@ -101,23 +145,130 @@ def resend_dead_letters(modeladmin, request, delivery):
     return "Requeued: one more attempt now."
 
 
+class EndpointFilter(admin.SimpleListFilter):
+    """Endpoints listed from their own (small) table, not by a DISTINCT over the deliveries."""
+
+    title = "endpoint"
+    parameter_name = "endpoint"
+
+    def lookups(self, request, model_admin):
+        return [(e.id, f"{e.id} {e.url}") for e in WebhookEndpoint.objects.order_by("id")[:200]]
+
+    def queryset(self, request, queryset):
+        return queryset.filter(endpoint_id=self.value()) if self.value() else queryset
+
+
+class MerchantFilter(admin.SimpleListFilter):
+    title = "merchant"
+    parameter_name = "merchant"
+
+    def lookups(self, request, model_admin):
+        return [(m.id, f"{m.name} ({m.id})") for m in Merchant.objects.order_by("name")[:200]]
+
+    def queryset(self, request, queryset):
+        return queryset.filter(event__merchant_id=self.value()) if self.value() else queryset
+
+
+def last_attempt(field: str):
+    """The delivery's latest attempt's `field`, read through attempt_numbers_unique."""
+    latest = Attempt.objects.filter(delivery=OuterRef("pk")).order_by("-attempt")
+    return Subquery(latest.values(field)[:1])
+
+
+def with_last_attempt(deliveries):
+    """Deliveries with their latest attempt's HTTP status, error and response body."""
+    return deliveries.annotate(
+        last_status=last_attempt("http_status"),
+        last_error_text=last_attempt("error"),
+        last_body=last_attempt("response_body"),
+    )
+
+
+@admin.register(Delivery)
+class DeliveryAdmin(ReadOnlyAdmin):
+    """Every delivery of every event, with its last attempt's answer (docs/back-office.md)."""
+
+    list_display = (
+        "id",
+        "event_link",
+        "event_type",
+        "resource",
+        "endpoint",
+        "status",
+        "attempt_count",
+        "last_http_status",
+        "last_error",
+        "next_attempt_at",
+        "created",
+    )
+    list_filter = (
+        "status",
+        EndpointFilter,
+        MerchantFilter,
+        ("created", admin.DateFieldListFilter),
+        ("event__livemode", admin.BooleanFieldListFilter),
+    )
+    search_fields = ("=id", "=event__id", "=endpoint__id", "=event__resource_id")
+    show_full_result_count = False
+    fields = (
+        "id",
+        "event_link",
+        "endpoint",
+        "status",
+        "attempt_count",
+        "next_attempt_at",
+        "created",
+    )
+    readonly_fields = ("event_link",)
+    inlines = [AttemptInline]
+
+    def get_queryset(self, request):
+        return with_last_attempt(super().get_queryset(request).select_related("event", "endpoint"))
+
+    @admin.display(description="event")
+    def event_link(self, delivery):
+        url = reverse("admin:events_event_change", args=[delivery.event_id])
+        return format_html('<a href="{}">{}</a>', url, delivery.event_id)
+
+    @admin.display(description="type")
+    def event_type(self, delivery):
+        return delivery.event.type
+
+    @admin.display(description="resource")
+    def resource(self, delivery):
+        return delivery.event.resource_id
+
+    @admin.display(description="merchant")
+    def merchant(self, delivery):
+        return delivery.event.merchant_id
+
+    @admin.display(description="last HTTP status")
+    def last_http_status(self, delivery):
+        return delivery.last_status
+
+    @admin.display(description="last error")
+    def last_error(self, delivery):
+        return (delivery.last_error_text or "")[:120]
+
+
 @admin.register(DeadLetter)
-class DeadLetterAdmin(ReadOnlyAdmin):
-    list_display = ("event", "endpoint", "attempt_count", "event_type", "merchant", "created")
-    search_fields = ("event__id", "endpoint__id", "event__merchant__id")
+class DeadLetterAdmin(DeliveryAdmin):
+    list_display = (
+        "event_link",
+        "event_type",
+        "resource",
+        "endpoint",
+        "merchant",
+        "attempt_count",
+        "last_http_status",
+        "last_error",
+        "created",
+    )
+    list_filter = (EndpointFilter, MerchantFilter, ("created", admin.DateFieldListFilter))
     actions = [resend_dead_letters]
 
     def has_requeue_permission(self, request):
         return user_may(request, "webhooks.requeue_deadletter")
 
     def get_queryset(self, request):
-        deliveries = super().get_queryset(request).select_related("event", "endpoint")
-        return deliveries.filter(status=Delivery.Status.DEAD_LETTERED)
-
-    @admin.display(description="type")
-    def event_type(self, delivery):
-        return delivery.event.type
-
-    @admin.display(description="merchant")
-    def merchant(self, delivery):
-        return delivery.event.merchant_id
+        return super().get_queryset(request).filter(status=Delivery.Status.DEAD_LETTERED)

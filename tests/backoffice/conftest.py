@@ -15,3 +15,14 @@ def agent(db):
         return client
 
     return login
+
+
+# The real HTTPS receiver and endpoints of the webhook tests, for the delivery pages.
+from tests.webhooks.conftest import (  # noqa: E402, F401
+    ca_bundle,
+    emit_event,
+    endpoint_for,
+    loopback_allowed,
+    receiver,
+    webhook_ca,
+)
