@@ -8,7 +8,9 @@ from functools import partial
 
 from django import forms
 from django.contrib import admin
+from django.contrib.admin.utils import quote, unquote
 from django.core.exceptions import PermissionDenied
+from django.core.paginator import Paginator
 from django.http import Http404
 from django.shortcuts import redirect
 from django.template.response import TemplateResponse
@@ -16,8 +18,26 @@ from django.urls import path, reverse
 
 from api.errors import ServiceError
 
+COUNT_CAP = 10_000  # rows a big list counts at most; past it, narrow with search or filters
 CONFIRMED = "confirmed"  # the field the confirmation page posts back
 LIVE_WORD = "live"  # typed to confirm an action on live-mode objects
+
+
+class CappedPaginator(Paginator):
+    """Counts at most COUNT_CAP + 1 rows (COUNT over a LIMIT subquery), so a list of millions
+    of payments never runs a full COUNT(*); pages past the cap are reached by narrowing."""
+
+    @property
+    def count(self):
+        if not hasattr(self, "_capped_count"):
+            self._capped_count = self.object_list.order_by()[: COUNT_CAP + 1].count()
+        return self._capped_count
+
+
+def admin_url(name: str, pk: str) -> str:
+    """The admin's URL `name` for the object `pk`, quoted as the admin quotes ids ("_" is
+    its escape character, and every id here has one)."""
+    return reverse(f"admin:{name}", args=[quote(pk)])
 
 
 def user_may(request, permission: str) -> bool:
@@ -142,9 +162,9 @@ class ObjectActionsAdmin(GuardedActionsAdmin):
         return f"{self.opts.app_label}_{self.opts.model_name}_{action.name}"
 
     def change_view(self, request, object_id, form_url="", extra_context=None):
-        obj = self.get_object(request, object_id)
+        obj = self.get_object(request, unquote(object_id))
         buttons = [
-            (action, reverse(f"admin:{self._action_url_name(action)}", args=[object_id]))
+            (action, admin_url(self._action_url_name(action), obj.pk))
             for action in self.object_actions
             if obj is not None and user_may(request, action.permission) and action.offered(obj)
         ]
@@ -154,7 +174,7 @@ class ObjectActionsAdmin(GuardedActionsAdmin):
     def object_action_view(self, request, object_id, action: ObjectAction):
         if not user_may(request, action.permission):
             raise PermissionDenied
-        obj = self.get_object(request, object_id)
+        obj = self.get_object(request, unquote(object_id))
         if obj is None:
             raise Http404
         data = request.POST if request.method == "POST" else None
@@ -168,9 +188,7 @@ class ObjectActionsAdmin(GuardedActionsAdmin):
                 self.log_change(request, obj, message)
                 self.message_user(request, message)
                 return redirect(
-                    reverse(
-                        f"admin:{self.opts.app_label}_{self.opts.model_name}_change", args=[obj.pk]
-                    )
+                    admin_url(f"{self.opts.app_label}_{self.opts.model_name}_change", obj.pk)
                 )
         context = {
             **self.admin_site.each_context(request),

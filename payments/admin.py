@@ -8,12 +8,13 @@ from django.contrib import admin
 from django.utils.html import format_html, format_html_join
 
 from accounts.admin import MerchantAdmin
-from accounts.backoffice import ConfirmForm, ObjectAction, ObjectActionsAdmin
+from accounts.backoffice import CappedPaginator, ConfirmForm, ObjectAction, ObjectActionsAdmin
 from accounts.models import Merchant
-from api.currencies import format_amount
+from api.currencies import CURRENCY_EXPONENTS, format_amount
 from payments.fees import InvalidSchedule, parse_schedule
+from payments.methods import METHODS
 from payments.models import Payment, Route
-from payments.selectors import resource_events
+from payments.selectors import payment_search, resource_events
 from payments.services import payment_cancel, payment_capture
 from payments.states import Trigger, can
 
@@ -79,6 +80,29 @@ def events_table(resource):
     )
 
 
+class FixedChoicesFilter(admin.SimpleListFilter):
+    """Choices from the code's catalogue, never a SELECT DISTINCT over the payments."""
+
+    choices_of: tuple[str, ...] = ()
+
+    def lookups(self, request, model_admin):
+        return [(choice, choice) for choice in self.choices_of]
+
+    def queryset(self, request, queryset):
+        value = self.value()
+        return queryset.filter(**{self.parameter_name: value}) if value else queryset
+
+
+class CurrencyFilter(FixedChoicesFilter):
+    title = parameter_name = "currency"
+    choices_of = tuple(sorted(CURRENCY_EXPONENTS))
+
+
+class MethodFilter(FixedChoicesFilter):
+    title, parameter_name = "method", "method_type"
+    choices_of = tuple(sorted(METHODS))
+
+
 class AmountForm(ConfirmForm):
     amount = forms.IntegerField(
         required=False, min_value=1, help_text="In minor units (12000 is 120.00 EUR); blank: all."
@@ -124,10 +148,21 @@ class PaymentAdmin(ReadOnlyAdmin):
         "livemode",
         "created",
     )
-    list_filter = ("status", "currency", "method_type", "livemode")
-    search_fields = ("=id", "reference")
+    list_filter = (
+        "status",
+        CurrencyFilter,
+        MethodFilter,
+        "livemode",
+        ("created", admin.DateFieldListFilter),
+    )
+    search_fields = ("=id",)  # shows the box; get_search_results reads what was typed
+    search_help_text = (
+        "An id (pay_…, cus_…), a customer's email, a card's last 4 digits, an amount with its "
+        "decimal point (120.00) or a reference; exact matches."
+    )
     list_select_related = ("merchant",)
     show_full_result_count = False  # no COUNT(*) over a large table on every page
+    paginator = CappedPaginator
     # Internal scheduling fields (due_at) stay off the page: they are not the payment's story.
     fields = (
         "id",
@@ -164,6 +199,10 @@ class PaymentAdmin(ReadOnlyAdmin):
         "events",
     )
     object_actions = (CAPTURE, CANCEL)
+
+    def get_search_results(self, request, queryset, search_term):
+        term = search_term.strip()
+        return (queryset.filter(payment_search(term)) if term else queryset), False
 
     @admin.display(description="amount", ordering="amount")
     def amount_display(self, payment: Payment):

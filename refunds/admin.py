@@ -5,10 +5,10 @@ calls (docs/back-office.md)."""
 
 from django import forms
 from django.contrib import admin
-from django.urls import reverse
+from django.contrib.admin.utils import unquote
 from django.utils.html import format_html, format_html_join
 
-from accounts.backoffice import ObjectAction, user_may
+from accounts.backoffice import CappedPaginator, ObjectAction, admin_url, user_may
 from events.models import Event
 from payments.admin import AmountForm, PaymentAdmin, ReadOnlyAdmin, events_table, offered_for, utc
 from payments.models import Payment
@@ -28,6 +28,7 @@ class RefundAdmin(ReadOnlyAdmin):
     search_fields = ("=id", "=payment__id")
     list_select_related = ("merchant", "payment")
     show_full_result_count = False
+    paginator = CappedPaginator
     readonly_fields = ("events",)
 
     @admin.display(description="Events (oldest first)")
@@ -86,7 +87,7 @@ def event_row(event: Event, deliveries: list[Delivery], may_resend: bool):
     resend = (
         format_html(
             ' <a class="button" href="{}">Resend</a>',
-            reverse("admin:events_event_resend", args=[event.id]),
+            admin_url("events_event_resend", event.id),
         )
         if may_resend
         else ""
@@ -95,7 +96,7 @@ def event_row(event: Event, deliveries: list[Delivery], may_resend: bool):
         '<tr><td>{}</td><td><a href="{}">{}</a></td><td>{}</td><td>{}</td>'
         "<td><ul>{}</ul>{}</td></tr>",
         utc(event.created),
-        reverse("admin:events_event_change", args=[event.id]),
+        admin_url("events_event_change", event.id),
         event.id,
         event.type,
         event.resource_id,
@@ -143,7 +144,7 @@ class PaymentWithRefundsAdmin(PaymentAdmin):
     change_form_template = "admin/payments/payment/timeline_change_form.html"
 
     def change_view(self, request, object_id, form_url="", extra_context=None):
-        payment = self.get_object(request, object_id)
+        payment = self.get_object(request, unquote(object_id))
         may_resend = user_may(request, "events.resend_event")
         timeline = payment_timeline(payment, may_resend=may_resend) if payment else ""
         extra_context = {**(extra_context or {}), "timeline": timeline}

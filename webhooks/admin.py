@@ -3,10 +3,16 @@ letters with a resend action. Everything is read-only; changes go through the se
 
 from django.contrib import admin
 from django.db.models import OuterRef, Subquery
-from django.urls import reverse
 from django.utils.html import format_html
 
-from accounts.backoffice import ObjectAction, ObjectActionsAdmin, confirmed_action, user_may
+from accounts.backoffice import (
+    CappedPaginator,
+    ObjectAction,
+    ObjectActionsAdmin,
+    admin_url,
+    confirmed_action,
+    user_may,
+)
 from accounts.models import Merchant
 from api.errors import ProcessingFailed
 from events.models import Event
@@ -125,7 +131,9 @@ class EventAdmin(ReadOnlyAdmin):
     list_display = ("id", "merchant", "livemode", "type", "resource_id", "created")
     list_display += ("dispatched_at", "dead_lettered_at")
     list_filter = ("livemode", "type", ("dead_lettered_at", admin.EmptyFieldListFilter))
-    search_fields = ("id", "resource_id", "merchant__id")
+    search_fields = ("=id", "=resource_id", "=merchant__id")
+    show_full_result_count = False
+    paginator = CappedPaginator
     inlines = [AttemptInline]
     actions = [resend_events]
     object_actions = (RESEND,)
@@ -210,6 +218,7 @@ class DeliveryAdmin(ReadOnlyAdmin):
     )
     search_fields = ("=id", "=event__id", "=endpoint__id", "=event__resource_id")
     show_full_result_count = False
+    paginator = CappedPaginator
     fields = (
         "id",
         "event_link",
@@ -227,7 +236,7 @@ class DeliveryAdmin(ReadOnlyAdmin):
 
     @admin.display(description="event")
     def event_link(self, delivery):
-        url = reverse("admin:events_event_change", args=[delivery.event_id])
+        url = admin_url("events_event_change", delivery.event_id)
         return format_html('<a href="{}">{}</a>', url, delivery.event_id)
 
     @admin.display(description="type")

@@ -29,12 +29,14 @@ GROUPS = {"Read-only": READ, "Support": READ + SUPPORT_ACTS}
 def _ensure_permissions(apps):
     """Django creates permissions after the last migration; the groups need them now."""
     for app_config in apps.get_app_configs():
+        models_module = getattr(app_config, "models_module", None)  # a stub has none
         app_config.models_module = True
         create_permissions(app_config, apps=apps, verbosity=0)
-        app_config.models_module = None
+        app_config.models_module = models_module
 
 
 def create_groups(apps, schema_editor):
+    """Idempotent: tests call it again after a transactional test flushed the tables."""
     _ensure_permissions(apps)
     Group = apps.get_model("auth", "Group")
     Permission = apps.get_model("auth", "Permission")

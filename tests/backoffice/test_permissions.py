@@ -24,7 +24,7 @@ def group_perms(name):
     }
 
 
-def test_the_migration_creates_support_and_read_only_groups(db):
+def test_the_migration_creates_support_and_read_only_groups(groups):
     read_only, support = group_perms("Read-only"), group_perms("Support")
     assert read_only and all(".view_" in perm for perm in read_only)
     assert "payments.view_payment" in read_only and "webhooks.view_deadletter" in read_only

@@ -4,6 +4,7 @@ timeline with its refunds' events and their deliveries, and the deliveries list.
 import re
 
 import pytest
+from django.contrib.admin.utils import quote
 from django.utils import timezone
 
 from api.currencies import format_amount
@@ -50,10 +51,10 @@ def test_the_timeline_has_the_refunds_events_and_their_deliveries(
     created_event = Event.objects.get(type="refund.created", resource_id=refund["id"])
     captured_event = Event.objects.get(type="payment.captured", resource_id=payment["id"])
     assert timeline.index(captured_event.id) < timeline.index(created_event.id)
-    assert f'href="/admin/events/event/{created_event.id}/change/"' in timeline
+    assert f'href="/admin/events/event/{quote(created_event.id)}/change/"' in timeline
     assert endpoint.id in timeline and "<strong>delivered</strong>" in timeline
     assert "last HTTP 200" in timeline and "thanks, got it" in timeline
-    assert f"/admin/events/event/{created_event.id}/resend/" in timeline
+    assert f"/admin/events/event/{quote(created_event.id)}/resend/" in timeline
     read_only = agent("Read-only").get(f"/admin/payments/payment/{payment['id']}/change/")
     assert "/resend/" not in read_only.content.decode()
 
