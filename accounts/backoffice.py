@@ -34,6 +34,19 @@ class CappedPaginator(Paginator):
         return self._capped_count
 
 
+class FixedChoicesFilter(admin.SimpleListFilter):
+    """Choices from the code's catalogue, never a SELECT DISTINCT over a big table."""
+
+    choices_of: tuple[str, ...] = ()
+
+    def lookups(self, request, model_admin):
+        return [(choice, choice) for choice in self.choices_of]
+
+    def queryset(self, request, queryset):
+        value = self.value()
+        return queryset.filter(**{self.parameter_name: value}) if value else queryset
+
+
 def admin_url(name: str, pk: str) -> str:
     """The admin's URL `name` for the object `pk`, quoted as the admin quotes ids ("_" is
     its escape character, and every id here has one)."""

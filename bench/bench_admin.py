@@ -3,9 +3,10 @@
 Fills a scratch PostgreSQL database (BENCH_ADMIN_DATABASE_URL, dropped and recreated) with
 1,000,000 payments and 3,000,000 events by generate_series (not row by row through the ORM),
 then times the admin views in-process through Django's test client, logged in as a
-superuser: the payments list, a search by last4, a search by reference, a created-date filter
-and a payment's page. Each figure is the median and p95 of --repeat requests, reported with
-its ratio to a floor measured in the same run (the admin's index page, which reads no payment).
+superuser: the payments list, a search by last4, a search by reference, a created-date
+filter, a payment's page, the events list and an event search by resource. Each figure is the
+median and p95 of --repeat requests, reported with its ratio to a floor measured in the same
+run (the admin's index page, which reads no payment).
 
     .venv/bin/python bench/bench_admin.py [--payments 1000000] [--repeat 15]
 """
@@ -123,6 +124,8 @@ def main() -> None:
         + time.strftime("%Y-%m-%d", time.gmtime())
         + "+00:00:00%2B00:00",
         "payment page": f"/admin/payments/payment/{middle}/change/",
+        "events list": "/admin/events/event/",
+        "event search by resource": f"/admin/events/event/?q={middle}",
     }
     floor = None
     for name, page in pages.items():

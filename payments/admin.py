@@ -8,7 +8,13 @@ from django.contrib import admin
 from django.utils.html import format_html, format_html_join
 
 from accounts.admin import MerchantAdmin
-from accounts.backoffice import CappedPaginator, ConfirmForm, ObjectAction, ObjectActionsAdmin
+from accounts.backoffice import (
+    CappedPaginator,
+    ConfirmForm,
+    FixedChoicesFilter,
+    ObjectAction,
+    ObjectActionsAdmin,
+)
 from accounts.models import Merchant
 from api.currencies import CURRENCY_EXPONENTS, format_amount
 from payments.fees import InvalidSchedule, parse_schedule
@@ -78,19 +84,6 @@ def events_table(resource):
         "<th>previous attributes</th></tr></thead><tbody>{}</tbody></table>",
         rows,
     )
-
-
-class FixedChoicesFilter(admin.SimpleListFilter):
-    """Choices from the code's catalogue, never a SELECT DISTINCT over the payments."""
-
-    choices_of: tuple[str, ...] = ()
-
-    def lookups(self, request, model_admin):
-        return [(choice, choice) for choice in self.choices_of]
-
-    def queryset(self, request, queryset):
-        value = self.value()
-        return queryset.filter(**{self.parameter_name: value}) if value else queryset
 
 
 class CurrencyFilter(FixedChoicesFilter):

@@ -10,7 +10,15 @@ from django.utils.html import format_html, format_html_join
 
 from accounts.backoffice import CappedPaginator, ObjectAction, admin_url, user_may
 from events.models import Event
-from payments.admin import AmountForm, PaymentAdmin, ReadOnlyAdmin, events_table, offered_for, utc
+from payments.admin import (
+    AmountForm,
+    CurrencyFilter,
+    PaymentAdmin,
+    ReadOnlyAdmin,
+    events_table,
+    offered_for,
+    utc,
+)
 from payments.models import Payment
 from payments.states import Trigger
 from refunds.models import Refund
@@ -24,7 +32,7 @@ REFUND_FIELDS = ("id", "status", "amount", "currency", "failure_code", "reason",
 @admin.register(Refund)
 class RefundAdmin(ReadOnlyAdmin):
     list_display = ("id", "merchant", "payment", *REFUND_FIELDS[1:], "livemode")
-    list_filter = ("status", "currency", "livemode")
+    list_filter = ("status", CurrencyFilter, "livemode")
     search_fields = ("=id", "=payment__id")
     list_select_related = ("merchant", "payment")
     show_full_result_count = False

@@ -9,9 +9,12 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from api.ids import new_id
+from events.models import Event
 from payments.models import Payment
 from payments.selectors import payment_search
 from tests.payments.support import APPROVED, MASTERCARD, created
+from tests.refunds.support import captured_payment, refunded
+from webhooks.admin import event_search
 
 
 def found(client, term):
@@ -64,11 +67,34 @@ def test_each_kind_of_search_reads_its_index(db, term, index):
     assert index in plan, plan
 
 
-def test_the_list_and_its_filters_run_no_distinct_or_full_count(staff_client, api):
-    created(api, APPROVED)
+@pytest.mark.parametrize(
+    ("url", "table", "fixed_choice"),
+    [
+        ("/admin/payments/payment/", "PAYMENTS_PAYMENT", "?currency=jpy"),
+        ("/admin/events/event/", "EVENTS_EVENT", "?type=refund.created"),
+        ("/admin/refunds/refund/", "REFUNDS_REFUND", "?currency=jpy"),
+        ("/admin/webhooks/delivery/", "WEBHOOKS_DELIVERY", "?status__exact=dead_lettered"),
+    ],
+)
+def test_big_lists_and_their_filters_run_no_distinct_or_full_count(
+    staff_client, api, url, table, fixed_choice
+):
+    payment = captured_payment(api)
+    refunded(api, payment["id"])
     with CaptureQueriesContext(connection) as queries:
-        page = staff_client.get("/admin/payments/payment/")
-    assert page.status_code == 200 and 'href="?currency=jpy"' in page.content.decode()
+        page = staff_client.get(url)
+    assert page.status_code == 200 and f'href="{fixed_choice}"' in page.content.decode()
     sql = [query["sql"].upper() for query in queries.captured_queries]
-    assert not [q for q in sql if "DISTINCT" in q and "PAYMENTS_PAYMENT" in q]
-    assert not [q for q in sql if "COUNT(*)" in q and "PAYMENTS_PAYMENT" in q and "LIMIT" not in q]
+    assert not [q for q in sql if "DISTINCT" in q and table in q]
+    assert not [q for q in sql if "COUNT(*)" in q and table in q and "LIMIT" not in q]
+
+
+def test_event_search_by_resource_reads_its_index(staff_client, api):
+    one, other = captured_payment(api), captured_payment(api)
+    page = staff_client.get("/admin/events/event/", {"q": one["id"]}).content.decode()
+    mine = Event.objects.filter(resource_id=one["id"])
+    assert mine and all(event.id in page for event in mine)
+    assert not any(e.id in page for e in Event.objects.filter(resource_id=other["id"]))
+    with connection.cursor() as cursor:
+        cursor.execute("SET LOCAL enable_seqscan = off")
+    assert "event_resource" in Event.objects.filter(event_search(one["id"])).explain()

@@ -62,7 +62,9 @@ def test_find_by_last4_read_the_timeline_refund_and_resend(
     payment = captured_payment(api, amount=12000)
     for delivery in Delivery.objects.filter(endpoint=endpoint):
         delivery_run(delivery.id)
+    page.set_viewport_size({"width": 1600, "height": 900})
     page.goto(f"{site}/admin/payments/payment/")
+    assert page.evaluate("document.documentElement.scrollWidth") <= 1600  # no sideways scroll
     page.fill("#searchbar", "4242")
     page.press("#searchbar", "Enter")
     page.click(f"text={payment['id']}")
