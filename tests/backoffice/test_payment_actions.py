@@ -110,3 +110,12 @@ def test_refund_payment_command_refusals(api):
         run("refund_payment", payment["id"], "--amount", "5000", "--for-real")
     with pytest.raises(CommandError, match="No payment"):
         run("refund_payment", "pay_" + "0" * 26, "--for-real")
+
+
+def test_a_live_payment_needs_the_typed_word_before_the_service_is_asked(staff_client, api):
+    payment = captured_payment(api)
+    Payment.objects.filter(pk=payment["id"]).update(livemode=True)  # only the page is tested
+    untyped = act(staff_client, payment["id"], "refund", amount=100)
+    assert untyped.status_code == 200
+    assert "live-mode objects are affected" in untyped.content.decode()
+    assert not Refund.objects.exists() and not LogEntry.objects.exists()
