@@ -1,6 +1,9 @@
 from django import forms
-from django.contrib import admin, messages
+from django.contrib import admin
+from django.template.response import TemplateResponse
+from django.utils.cache import add_never_cache_headers
 
+from accounts.backoffice import GuardedActionsAdmin, confirmed_action, user_may
 from accounts.models import ApiKey, Merchant
 from accounts.services import api_key_issue, api_key_revoke
 
@@ -46,16 +49,21 @@ class IssueKeyForm(forms.ModelForm):
         fields = ("merchant", "kind", "livemode", "expires_at")
 
 
-@admin.action(description="Revoke selected keys")
-def revoke_keys(modeladmin, request, queryset):
-    for api_key in queryset:
-        api_key_revoke(api_key=api_key)
-    modeladmin.message_user(request, f"Revoked {queryset.count()} key(s).")
+@confirmed_action(
+    permission="revoke",
+    description="Revoke selected keys",
+    title="Revoke API keys",
+    live=lambda keys: keys.filter(livemode=True).exists(),
+)
+def revoke_keys(modeladmin, request, api_key):
+    api_key_revoke(api_key=api_key)
+    return "Revoked the key."
 
 
 @admin.register(ApiKey)
-class ApiKeyAdmin(admin.ModelAdmin):
-    """Adding a key issues it through the service and shows the secret once, in a message."""
+class ApiKeyAdmin(GuardedActionsAdmin):
+    """Adding a key issues it through the service and shows the secret once, in the response
+    page itself: never in a message (Django's message cookie is signed, not encrypted)."""
 
     list_display = (
         "id",
@@ -88,12 +96,24 @@ class ApiKeyAdmin(admin.ModelAdmin):
         issued = api_key_issue(
             merchant=obj.merchant, kind=obj.kind, livemode=obj.livemode, expires_at=obj.expires_at
         )
-        obj.pk = issued.api_key.pk
-        messages.warning(
-            request,
-            f"New key {issued.api_key.id}: {issued.secret} — copy it now; "
-            "it is shown only once and cannot be recovered.",
-        )
+        for field in ApiKey._meta.concrete_fields:  # the admin logs and shows `obj`
+            setattr(obj, field.attname, getattr(issued.api_key, field.attname))
+        obj.issued_secret = issued.secret  # for response_add only; never stored
+
+    def response_add(self, request, obj, post_url_continue=None):
+        context = {
+            **self.admin_site.each_context(request),
+            "title": "API key issued",
+            "opts": self.opts,
+            "api_key": obj,
+            "secret": obj.issued_secret,
+        }
+        response = TemplateResponse(request, "admin/accounts/apikey/issued.html", context)
+        add_never_cache_headers(response)  # no cache, proxy or back button keeps the secret
+        return response
 
     def has_delete_permission(self, request, obj=None):
         return False  # keys are revoked, never deleted: their history stays
+
+    def has_revoke_permission(self, request):
+        return user_may(request, "accounts.revoke_apikey")

@@ -45,6 +45,7 @@ class ApiKey(models.Model):
 
     class Meta:
         verbose_name = "API key"
+        permissions = [("revoke_apikey", "Can revoke API keys")]
 
     def __str__(self):
         return f"{self.prefix}…{self.last4} ({self.id})"

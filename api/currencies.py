@@ -1,6 +1,8 @@
 """Supported currencies and their ISO 4217 minor-unit exponents (spec "Common conventions":
 32 with exponent 2, 16 with 0, 7 with 3)."""
 
+from decimal import Decimal
+
 EXPONENT_2 = (
     "aed",
     "aud",
@@ -68,3 +70,9 @@ def normalise_currency(value: object) -> str | None:
         return None
     code = value.strip().lower()
     return code if code in CURRENCY_EXPONENTS else None
+
+
+def format_amount(minor_units: int, currency: str) -> str:
+    """12000, "eur" -> "120.00 EUR": how a person reads an amount (the API keeps minor units)."""
+    exponent = CURRENCY_EXPONENTS.get(currency, 0)
+    return f"{Decimal(minor_units).scaleb(-exponent):,.{exponent}f} {currency.upper()}"

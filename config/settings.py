@@ -215,6 +215,7 @@ LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
 USE_I18N = True
 USE_TZ = True
+FORMAT_MODULE_PATH = ["config.formats"]  # the admin's times to the second, in UTC
 STATIC_URL = "static/"
 STATIC_ROOT = VAR_DIR / "staticfiles"
 STORAGES = {

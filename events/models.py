@@ -30,6 +30,7 @@ class Event(models.Model):
     dead_lettered_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
+        permissions = [("resend_event", "Can resend events to their endpoints")]
         indexes = [
             models.Index(fields=["merchant", "livemode", "-id"], name="event_list"),
             models.Index(fields=["merchant", "livemode", "resource_id"], name="event_resource"),

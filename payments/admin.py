@@ -1,5 +1,5 @@
-"""Support staff read payments here; nothing is edited by hand (status changes only through
-payments.services)."""
+"""Support staff read payments here; nothing is edited by hand: status changes only through
+payments.services, from the page's capture and cancel buttons (docs/back-office.md)."""
 
 import json
 
@@ -8,13 +8,24 @@ from django.contrib import admin
 from django.utils.html import format_html, format_html_join
 
 from accounts.admin import MerchantAdmin
+from accounts.backoffice import (
+    CappedPaginator,
+    ConfirmForm,
+    FixedChoicesFilter,
+    ObjectAction,
+    ObjectActionsAdmin,
+)
 from accounts.models import Merchant
+from api.currencies import CURRENCY_EXPONENTS, format_amount
 from payments.fees import InvalidSchedule, parse_schedule
+from payments.methods import METHODS
 from payments.models import Payment, Route
-from payments.selectors import resource_events
+from payments.selectors import payment_search, resource_events
+from payments.services import payment_cancel, payment_capture
+from payments.states import Trigger, can
 
 
-class ReadOnlyAdmin(admin.ModelAdmin):
+class ReadOnlyAdmin(ObjectActionsAdmin):
     def has_add_permission(self, request):
         return False
 
@@ -23,6 +34,34 @@ class ReadOnlyAdmin(admin.ModelAdmin):
 
     def has_delete_permission(self, request, obj=None):
         return False
+
+
+def small_table(mapping: dict | None):
+    """A JSON object (outcome, fees) as a two-column table rather than one line of JSON."""
+    if not mapping:
+        return "—"
+    rows = format_html_join(
+        "",
+        "<tr><th>{}</th><td>{}</td></tr>",
+        (
+            (key, json.dumps(value) if isinstance(value, dict | list) else value)
+            for key, value in mapping.items()
+        ),
+    )
+    return format_html("<table>{}</table>", rows)
+
+
+def card_line(card: dict | None) -> str:
+    """ "visa •••• 4242 12/30, EE credit" """
+    if not card:
+        return "—"
+    expiry = f"{card.get('exp_month', 0):02d}/{card.get('exp_year', 0) % 100:02d}"
+    origin = " ".join(filter(None, (card.get("issuer_country"), card.get("funding"))))
+    return f"{card.get('brand')} •••• {card.get('last4')} {expiry}, {origin}".strip(", ")
+
+
+def utc(moment) -> str:
+    return moment.strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
 def events_table(resource):
@@ -34,7 +73,7 @@ def events_table(resource):
             (
                 event.id,
                 event.type,
-                event.created.strftime("%Y-%m-%d %H:%M:%S"),
+                utc(event.created),
                 json.dumps(event.data.get("previous_attributes", {}), sort_keys=True),
             )
             for event in resource_events(resource)
@@ -47,24 +86,140 @@ def events_table(resource):
     )
 
 
+class CurrencyFilter(FixedChoicesFilter):
+    title = parameter_name = "currency"
+    choices_of = tuple(sorted(CURRENCY_EXPONENTS))
+
+
+class MethodFilter(FixedChoicesFilter):
+    title, parameter_name = "method", "method_type"
+    choices_of = tuple(sorted(METHODS))
+
+
+class AmountForm(ConfirmForm):
+    amount = forms.IntegerField(
+        required=False, min_value=1, help_text="In minor units (12000 is 120.00 EUR); blank: all."
+    )
+
+
+def offered_for(trigger: Trigger):
+    return lambda payment: can(payment.status, trigger)
+
+
+def capture(request, payment: Payment, data) -> str:
+    captured = payment_capture(payment=payment, amount=data["amount"])
+    return f"Captured {captured.amount_captured} {captured.currency}."
+
+
+def cancel(request, payment: Payment, data) -> str:
+    payment_cancel(payment=payment)
+    return "Canceled."
+
+
+CAPTURE = ObjectAction(
+    "capture",
+    "Capture",
+    "payments.capture_payment",
+    capture,
+    AmountForm,
+    offered_for(Trigger.CAPTURE),
+)
+CANCEL = ObjectAction(
+    "cancel", "Cancel", "payments.cancel_payment", cancel, offered=offered_for(Trigger.CANCEL)
+)
+
+
 @admin.register(Payment)
 class PaymentAdmin(ReadOnlyAdmin):
     list_display = (
         "id",
         "merchant",
         "status",
-        "amount",
-        "currency",
+        "amount_display",
         "method_type",
         "reference",
         "livemode",
         "created",
     )
-    list_filter = ("status", "currency", "method_type", "livemode")
-    search_fields = ("=id", "reference")
+    list_filter = (
+        "status",
+        CurrencyFilter,
+        MethodFilter,
+        "livemode",
+        ("created", admin.DateFieldListFilter),
+    )
+    search_fields = ("=id",)  # shows the box; get_search_results reads what was typed
+    search_help_text = (
+        "An id (pay_…, cus_…), a customer's email, a card's last 4 digits, an amount with its "
+        "decimal point (120.00) or a reference; exact matches."
+    )
     list_select_related = ("merchant",)
     show_full_result_count = False  # no COUNT(*) over a large table on every page
-    readonly_fields = ("events",)
+    paginator = CappedPaginator
+    # Internal scheduling fields (due_at) stay off the page: they are not the payment's story.
+    fields = (
+        "id",
+        "merchant",
+        "livemode",
+        "status",
+        "amount_display",
+        "captured_display",
+        "refunded_display",
+        "reference",
+        "description",
+        "capture_method",
+        "method_type",
+        "card_display",
+        "customer",
+        "customer_details",
+        "outcome_display",
+        "fees_display",
+        "metadata",
+        "statement_descriptor",
+        "created",
+        "authorized_at",
+        "captured_at",
+        "canceled_at",
+        "events",
+    )
+    readonly_fields = (
+        "amount_display",
+        "captured_display",
+        "refunded_display",
+        "card_display",
+        "outcome_display",
+        "fees_display",
+        "events",
+    )
+    object_actions = (CAPTURE, CANCEL)
+
+    def get_search_results(self, request, queryset, search_term):
+        term = search_term.strip()
+        return (queryset.filter(payment_search(term)) if term else queryset), False
+
+    @admin.display(description="amount", ordering="amount")
+    def amount_display(self, payment: Payment):
+        return format_amount(payment.amount, payment.currency)
+
+    @admin.display(description="captured")
+    def captured_display(self, payment: Payment):
+        return format_amount(payment.amount_captured, payment.currency)
+
+    @admin.display(description="refunded")
+    def refunded_display(self, payment: Payment):
+        return format_amount(payment.amount_refunded, payment.currency)
+
+    @admin.display(description="card")
+    def card_display(self, payment: Payment):
+        return card_line(payment.card)
+
+    @admin.display(description="outcome")
+    def outcome_display(self, payment: Payment):
+        return small_table(payment.outcome)
+
+    @admin.display(description="fees")
+    def fees_display(self, payment: Payment):
+        return small_table(payment.fees)
 
     @admin.display(description="Events (oldest first)")
     def events(self, payment: Payment):

@@ -2,6 +2,7 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models import Q
+from django.db.models.fields.json import KeyTransform
 from django.utils import timezone
 
 from accounts.models import Merchant
@@ -103,12 +104,27 @@ class Payment(models.Model):
     due_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
+        permissions = [
+            ("refund_payment", "Can refund payments"),
+            ("capture_payment", "Can capture payments"),
+            ("cancel_payment", "Can cancel payments"),
+        ]
         indexes = [
             models.Index(fields=["merchant", "livemode", "-id"], name="payment_list"),
             models.Index(fields=["merchant", "livemode", "reference"], name="payment_reference"),
             models.Index(
                 fields=["status", "due_at"], condition=Q(due_at__isnull=False), name="payment_due"
             ),
+            # What support searches by and filters on, across merchants (docs/back-office.md
+            # "Finding"); each is what one kind of search term reads, never a scan.
+            models.Index(fields=["reference"], name="payment_reference_any"),
+            models.Index(KeyTransform("last4", "card"), name="payment_card_last4"),
+            models.Index(
+                fields=["customer"], condition=Q(customer__isnull=False), name="payment_customer"
+            ),
+            models.Index(KeyTransform("email", "customer_details"), name="payment_customer_email"),
+            models.Index(fields=["amount"], name="payment_amount"),
+            models.Index(fields=["created"], name="payment_created"),
         ]
 
     def __str__(self):

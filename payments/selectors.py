@@ -1,7 +1,12 @@
 """Reads shared by views, admin and tasks."""
 
+import re
+from decimal import Decimal
+
+from django.db.models import Q
 from django.utils import timezone
 
+from api.currencies import CURRENCY_EXPONENTS
 from api.errors import not_found
 from api.ids import is_id
 from events.models import Event
@@ -41,3 +46,36 @@ def resource_events(resource):
     return Event.objects.filter(
         merchant_id=resource.merchant_id, livemode=resource.livemode, resource_id=resource.pk
     ).order_by("id")
+
+
+LAST4 = re.compile(r"\d{4}")
+AMOUNT = re.compile(r"\d+\.\d{1,3}")  # with its decimal point: 120.00
+
+
+def payment_search(term: str) -> Q:
+    """What a support agent types, as conditions each backed by an index (docs/back-office.md
+    "Finding"): a pay_ id, a cus_ id, a customer's email, a card's last four digits, an amount
+    with its decimal point (120.00), else a reference; all exact, never LIKE '%…%'."""
+    if term.startswith("pay_"):
+        return Q(pk=term)
+    if term.startswith("cus_"):
+        return Q(customer=term)
+    if "@" in term:
+        return Q(customer_details__email=term)
+    found = Q(reference=term)
+    if LAST4.fullmatch(term):
+        found |= Q(card__last4=term)
+    if AMOUNT.fullmatch(term):
+        found |= Q(amount__in=_minor_units(Decimal(term)))
+    return found
+
+
+def _minor_units(major: Decimal) -> list[int]:
+    """120.00 -> the minor units it is in each exponent that can write it (12000, 120000)."""
+    return sorted(
+        {
+            int(major.scaleb(exponent))
+            for exponent in set(CURRENCY_EXPONENTS.values())
+            if major.scaleb(exponent) == major.scaleb(exponent).to_integral_value()
+        }
+    )

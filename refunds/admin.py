@@ -1,12 +1,30 @@
 """Support staff read refunds here, and on their payment's page (an inline added to the
 payment admin from this room, since payments may not import refunds). Nothing is edited by
-hand: refunds change only through refunds.services."""
+hand: refunds change only through refunds.services, which the payment page's Refund button
+calls (docs/back-office.md)."""
 
+from django import forms
 from django.contrib import admin
+from django.contrib.admin.utils import unquote
+from django.utils.html import format_html, format_html_join
 
-from payments.admin import PaymentAdmin, ReadOnlyAdmin, events_table
+from accounts.backoffice import CappedPaginator, ObjectAction, admin_url, user_may
+from events.models import Event
+from payments.admin import (
+    AmountForm,
+    CurrencyFilter,
+    PaymentAdmin,
+    ReadOnlyAdmin,
+    events_table,
+    offered_for,
+    utc,
+)
 from payments.models import Payment
+from payments.states import Trigger
 from refunds.models import Refund
+from refunds.services import refund_create
+from webhooks.admin import RESPONSE_EXCERPT, with_last_attempt
+from webhooks.models import Delivery
 
 REFUND_FIELDS = ("id", "status", "amount", "currency", "failure_code", "reason", "created")
 
@@ -14,10 +32,11 @@ REFUND_FIELDS = ("id", "status", "amount", "currency", "failure_code", "reason",
 @admin.register(Refund)
 class RefundAdmin(ReadOnlyAdmin):
     list_display = ("id", "merchant", "payment", *REFUND_FIELDS[1:], "livemode")
-    list_filter = ("status", "currency", "livemode")
+    list_filter = ("status", CurrencyFilter, "livemode")
     search_fields = ("=id", "=payment__id")
     list_select_related = ("merchant", "payment")
     show_full_result_count = False
+    paginator = CappedPaginator
     readonly_fields = ("events",)
 
     @admin.display(description="Events (oldest first)")
@@ -41,9 +60,100 @@ class RefundInline(admin.TabularInline):
         return False
 
 
+class RefundForm(AmountForm):
+    reason = forms.CharField(required=False, max_length=200, help_text="Kept on the refund.")
+
+
+def refund(request, payment: Payment, data) -> str:
+    made = refund_create(payment=payment, amount=data["amount"], reason=data["reason"] or None)
+    return f"Refund {made.id} of {made.amount} {made.currency}: {made.status}."
+
+
+REFUND = ObjectAction(
+    "refund", "Refund", "payments.refund_payment", refund, RefundForm, offered_for(Trigger.REFUND)
+)
+
+
+def delivery_line(delivery: Delivery):
+    retry = utc(delivery.next_attempt_at) if delivery.next_attempt_at else "none"
+    return format_html(
+        "<li>{} <code>{}</code>: <strong>{}</strong>, {} attempt(s), last HTTP {}, "
+        "next retry {}{}</li>",
+        delivery.endpoint_id,
+        delivery.endpoint.url,
+        delivery.status,
+        delivery.attempt_count,
+        delivery.last_status or "—",
+        retry,
+        format_html(" <q>{}</q>", (delivery.last_body or "")[:RESPONSE_EXCERPT])
+        if delivery.last_body
+        else "",
+    )
+
+
+def event_row(event: Event, deliveries: list[Delivery], may_resend: bool):
+    resend = (
+        format_html(
+            ' <a class="button" href="{}">Resend</a>',
+            admin_url("events_event_resend", event.id),
+        )
+        if may_resend
+        else ""
+    )
+    return format_html(
+        '<tr><td>{}</td><td><a href="{}">{}</a></td><td>{}</td><td>{}</td>'
+        "<td><ul>{}</ul>{}</td></tr>",
+        utc(event.created),
+        admin_url("events_event_change", event.id),
+        event.id,
+        event.type,
+        event.resource_id,
+        format_html_join("", "{}", ((delivery_line(d),) for d in deliveries)) or "no delivery",
+        resend,
+    )
+
+
+def payment_timeline(payment: Payment, *, may_resend: bool):
+    """One chronological table of the payment's and its refunds' events, each linked, each
+    with its deliveries per endpoint; three queries whatever the number of rows."""
+    resources = [payment.id, *payment.refunds.values_list("id", flat=True)]
+    events = list(
+        Event.objects.filter(
+            merchant_id=payment.merchant_id, livemode=payment.livemode, resource_id__in=resources
+        ).order_by("created", "id")
+    )
+    deliveries = with_last_attempt(
+        Delivery.objects.filter(event__in=[e.id for e in events]).select_related("endpoint")
+    ).order_by("endpoint_id")
+    by_event: dict[str, list[Delivery]] = {}
+    for delivery in deliveries:
+        by_event.setdefault(delivery.event_id, []).append(delivery)
+    rows = format_html_join(
+        "",
+        "{}",
+        ((event_row(e, by_event.get(e.id, []), may_resend),) for e in events),
+    )
+    return format_html(
+        "<table><thead><tr><th>time</th><th>event</th><th>type</th><th>resource</th>"
+        "<th>deliveries</th></tr></thead><tbody>{}</tbody></table>",
+        rows,
+    )
+
+
 admin.site.unregister(Payment)
 
 
 @admin.register(Payment)
 class PaymentWithRefundsAdmin(PaymentAdmin):
     inlines = [*PaymentAdmin.inlines, RefundInline]
+    object_actions = (REFUND, *PaymentAdmin.object_actions)
+    # The events table gives way to the timeline, which also has the refunds' events.
+    fields = tuple(field for field in PaymentAdmin.fields if field != "events")
+    change_form_template = "admin/payments/payment/timeline_change_form.html"
+
+    def change_view(self, request, object_id, form_url="", extra_context=None):
+        payment = self.get_object(request, unquote(object_id))
+        may_resend = user_may(request, "events.resend_event")
+        timeline = payment_timeline(payment, may_resend=may_resend) if payment else ""
+        extra_context = {**(extra_context or {}), "timeline": timeline}
+        return super().change_view(request, object_id, form_url, extra_context)

@@ -166,3 +166,4 @@ class DeadLetter(Delivery):
     class Meta:
         proxy = True
         verbose_name = "dead letter"
+        permissions = [("requeue_deadletter", "Can requeue dead letters")]

@@ -5,6 +5,7 @@ import json
 from io import StringIO
 
 import pytest
+from django.contrib.admin.models import LogEntry
 from django.contrib.auth.models import User
 from django.core.management import CommandError, call_command
 from django.utils import timezone
@@ -110,11 +111,31 @@ def test_admin_dead_letter_view_resends(staff_client, receiver, endpoint_for, em
     dead_id = dead_letter(dead)
     listing = staff_client.get("/admin/webhooks/deadletter/").content.decode()
     assert dead.id in listing and delivered.id not in listing
+    selected = {"action": "resend_dead_letters", "_selected_action": [dead_id]}
+    asked = staff_client.post("/admin/webhooks/deadletter/", selected)
+    assert "Yes, requeue dead letters" in asked.content.decode()
+    assert Delivery.objects.get(pk=dead_id).status == "dead_lettered"
     response = staff_client.post(
-        "/admin/webhooks/deadletter/",
-        {"action": "resend_dead_letters", "_selected_action": [dead_id]},
-        follow=True,
+        "/admin/webhooks/deadletter/", {**selected, "confirmed": "yes"}, follow=True
     )
-    assert "1 dead letter(s) queued" in response.content.decode()
+    assert "Requeue dead letters: 1 done." in response.content.decode()
+    assert LogEntry.objects.get(object_id=dead_id).get_change_message().startswith("Requeued")
     assert delivery_run(dead_id).status == "delivered"
     assert Event.objects.get(pk=dead.id).dead_lettered_at is None
+
+
+def test_admin_resends_an_event_after_confirming_and_logs_it(
+    staff_client, receiver, endpoint_for, emit_event
+):
+    endpoint_for(receiver)
+    event = emit_event()
+    (delivery_id,) = events_fan_out([event.id])
+    delivery_run(delivery_id)
+    staff_client.post(
+        "/admin/events/event/",
+        {"action": "resend_events", "_selected_action": [event.id], "confirmed": "yes"},
+    )
+    assert LogEntry.objects.get(object_id=event.id).get_change_message() == (
+        f"Resent: deliveries {delivery_id} queued."
+    )
+    assert delivery_run(delivery_id).attempt == 2

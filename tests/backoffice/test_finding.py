@@ -1,0 +1,100 @@
+"""Finding a payment: by id, reference, last4, customer id or email and amount, exact and each
+through an index; a created-date filter; no DISTINCT over the payments for the filters."""
+
+import datetime
+
+import pytest
+import time_machine
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from api.ids import new_id
+from events.models import Event
+from payments.models import Payment
+from payments.selectors import payment_search
+from tests.payments.support import APPROVED, MASTERCARD, created
+from tests.refunds.support import captured_payment, refunded
+from webhooks.admin import event_search
+
+
+def found(client, term):
+    return client.get("/admin/payments/payment/", {"q": term}).content.decode()
+
+
+def test_search_by_last4_customer_email_amount_and_exact_reference(staff_client, api):
+    customer = new_id("cus")
+    visa = created(
+        api,
+        APPROVED,
+        amount=12000,
+        reference="order-777",
+        customer={"id": customer, "email": "ada@example.test"},
+    )
+    mastercard = created(api, MASTERCARD, amount=500, reference="order-7")
+    for term in ("4242", customer, "ada@example.test", "120.00", "order-777", visa["id"]):
+        page = found(staff_client, term)
+        assert visa["id"] in page and mastercard["id"] not in page, term
+    for term in ("4444", "5.00", "order-7"):
+        page = found(staff_client, term)
+        assert mastercard["id"] in page and visa["id"] not in page, term
+
+
+def test_created_date_filter(staff_client, api):
+    with time_machine.travel(datetime.datetime(2026, 1, 5, 12, tzinfo=datetime.UTC)):
+        old = created(api, APPROVED)
+    new = created(api, APPROVED)
+    today = datetime.datetime.now(datetime.UTC).date().isoformat()
+    page = staff_client.get(
+        "/admin/payments/payment/", {"created__gte": f"{today} 00:00:00+00:00"}
+    ).content.decode()
+    assert new["id"] in page and old["id"] not in page
+
+
+@pytest.mark.parametrize(
+    ("term", "index"),
+    [
+        ("4242", "payment_card_last4"),
+        ("cus_01J0000000000000000000000A", "payment_customer"),
+        ("ada@example.test", "payment_customer_email"),
+        ("120.00", "payment_amount"),
+        ("order-777", "payment_reference_any"),
+    ],
+)
+def test_each_kind_of_search_reads_its_index(db, term, index):
+    with connection.cursor() as cursor:
+        cursor.execute("SET LOCAL enable_seqscan = off")  # a tiny table must not hide a scan
+    plan = Payment.objects.filter(payment_search(term)).explain()
+    assert index in plan, plan
+
+
+@pytest.mark.parametrize(
+    ("url", "table", "fixed_choice"),
+    [
+        ("/admin/payments/payment/", "PAYMENTS_PAYMENT", "?currency=jpy"),
+        ("/admin/events/event/", "EVENTS_EVENT", "?type=refund.created"),
+        ("/admin/refunds/refund/", "REFUNDS_REFUND", "?currency=jpy"),
+        ("/admin/webhooks/delivery/", "WEBHOOKS_DELIVERY", "?status__exact=dead_lettered"),
+    ],
+)
+def test_big_lists_and_their_filters_run_no_distinct_or_full_count(
+    staff_client, api, url, table, fixed_choice
+):
+    payment = captured_payment(api)
+    refunded(api, payment["id"])
+    with CaptureQueriesContext(connection) as queries:
+        page = staff_client.get(url)
+    assert page.status_code == 200 and f'href="{fixed_choice}"' in page.content.decode()
+    sql = [query["sql"].upper() for query in queries.captured_queries]
+    assert not [q for q in sql if "DISTINCT" in q and table in q]
+    assert not [q for q in sql if "COUNT(*)" in q and table in q and "LIMIT" not in q]
+
+
+def test_event_search_by_resource_reads_its_index(staff_client, api):
+    one, other = captured_payment(api), captured_payment(api)
+    page = staff_client.get("/admin/events/event/", {"q": one["id"]}).content.decode()
+    mine = Event.objects.filter(resource_id=one["id"])
+    assert mine and all(event.id in page for event in mine)
+    assert not any(e.id in page for e in Event.objects.filter(resource_id=other["id"]))
+    with connection.cursor() as cursor:
+        cursor.execute("SET LOCAL enable_seqscan = off")
+    assert "event_resource" in Event.objects.filter(event_search(one["id"])).explain()
