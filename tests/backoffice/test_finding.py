@@ -50,6 +50,7 @@ def test_created_date_filter(staff_client, api):
     assert new["id"] in page and old["id"] not in page
 
 
+@pytest.mark.postgres  # PostgreSQL's planner settings and plan text
 @pytest.mark.parametrize(
     ("term", "index"),
     [
@@ -89,6 +90,7 @@ def test_big_lists_and_their_filters_run_no_distinct_or_full_count(
     assert not [q for q in sql if "COUNT(*)" in q and table in q and "LIMIT" not in q]
 
 
+@pytest.mark.postgres  # PostgreSQL's planner settings and plan text
 def test_event_search_by_resource_reads_its_index(staff_client, api):
     one, other = captured_payment(api), captured_payment(api)
     page = staff_client.get("/admin/events/event/", {"q": one["id"]}).content.decode()
