@@ -145,13 +145,18 @@ class OwnRedis:
 
 def procfile(web_port: int, work: Path) -> dict[str, list[str]]:
     """The Procfile's commands, so the suite runs exactly what `make run` runs (beat keeps its
-    schedule file in the suite's work directory)."""
+    schedule file in the suite's work directory), less scripts/supervise.py: the suite is the
+    supervisor of what it kills, and restarts it itself."""
     commands = {}
     for line in (ROOT / "Procfile").read_text().splitlines():
         name, _, command = line.partition(":")
+        command = command.replace("${VENV:-.venv}", ".venv")
         command = command.replace("${WEB_PORT}", str(web_port))
         command = command.replace("var/celerybeat-schedule", str(work / "celerybeat-schedule"))
-        commands[name.strip()] = shlex.split(command)
+        argv = shlex.split(command)
+        if argv[1:2] == ["scripts/supervise.py"]:
+            argv = argv[3:]  # python scripts/supervise.py NAME COMMAND...
+        commands[name.strip()] = argv
     return commands
 
 
