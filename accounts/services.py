@@ -1,6 +1,7 @@
 """Writes for merchants and API keys. Commands, admin and tests all go through these."""
 
 import datetime
+import functools
 from dataclasses import dataclass
 
 from django.conf import settings
@@ -9,7 +10,7 @@ from django.utils import timezone
 
 from accounts import keycache, keys
 from accounts.models import ApiKey, Merchant
-from api.rows import ModelRows
+from api.rows import Columns, ModelRows
 
 LAST_USED_RESOLUTION = datetime.timedelta(minutes=1)
 
@@ -103,17 +104,21 @@ def api_key_find(secret: str) -> ApiKey | None:
 _KEY_ROWS, _MERCHANT_ROWS = ModelRows(ApiKey, "k"), ModelRows(Merchant, "m")
 
 
+@functools.cache
+def _key_with_merchant_sql(hash_count: int) -> str:
+    k, m = Columns(ApiKey, "k"), Columns(Merchant, "m")
+    return (
+        f"SELECT {_KEY_ROWS.columns}, {_MERCHANT_ROWS.columns} "
+        f"FROM {k.table} k JOIN {m.table} m ON {m.id} = {k.merchant} "
+        f"WHERE {k.key_hash} IN ({', '.join(['%s'] * hash_count)}) ORDER BY {k.id} LIMIT 1"
+    )
+
+
 def _key_with_merchant_row(hashes: list[str]) -> tuple | None:
     """ApiKey.objects.select_related("merchant").filter(key_hash__in=hashes).first(), by hand:
     it runs on every request, and the ORM would spend longer compiling it than running it."""
-    sql = (
-        f"SELECT {_KEY_ROWS.columns}, {_MERCHANT_ROWS.columns} "
-        f"FROM {ApiKey._meta.db_table} k JOIN {Merchant._meta.db_table} m "
-        f"ON m.id = k.merchant_id WHERE k.key_hash IN ({', '.join(['%s'] * len(hashes))}) "
-        "ORDER BY k.id LIMIT 1"
-    )
     with connection.cursor() as cursor:
-        cursor.execute(sql, hashes)
+        cursor.execute(_key_with_merchant_sql(len(hashes)), hashes)
         return cursor.fetchone()
 
 

@@ -14,6 +14,7 @@ whose key a retry took over (lease over) can commit neither work nor answer.
 """
 
 import datetime
+import functools
 import hashlib
 import logging
 import secrets
@@ -32,7 +33,7 @@ from api import failpoints
 from api.carddata import redact
 from api.errors import IdempotencyFailed, ValidationFailed
 from api.models import IdempotencyRecord
-from api.rows import insert_rows
+from api.rows import Columns, insert_rows
 
 log = logging.getLogger("api.idempotency")
 
@@ -275,13 +276,19 @@ def answer_with_work(outcome: Callable[[], object]) -> None:
     state.stored = response
 
 
+@functools.cache
+def _store_sql() -> str:
+    r = Columns(IdempotencyRecord)
+    return (
+        f"UPDATE {r.table} SET {r.status} = %s, {r.content_type} = %s, {r.body} = %s "
+        f"WHERE {r.id} = %s AND {r.lease_token} = %s AND {r.status} IS NULL"
+    )
+
+
 def _store_response(claim: Claim, response: HttpResponse, body: bytes) -> bool:
     """_held(claim).update(status=..., content_type=..., body=...), by hand: it runs after every
     idempotent request, and the ORM would spend longer compiling it than running it."""
-    sql = (
-        f"UPDATE {IdempotencyRecord._meta.db_table} SET status = %s, content_type = %s, "
-        "body = %s WHERE id = %s AND lease_token = %s AND status IS NULL"
-    )
+    sql = _store_sql()
     params = [
         response.status_code,
         response["Content-Type"],

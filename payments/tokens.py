@@ -2,13 +2,14 @@
 processed."""
 
 import datetime
+import functools
 
 from django.db import connection
 from django.utils import timezone
 
 from accounts.models import Merchant
 from api.errors import ValidationFailed
-from api.rows import ModelRows
+from api.rows import Columns, ModelRows
 from payments.methods import Method
 from payments.models import Token
 
@@ -20,16 +21,22 @@ def _token_error(message: str) -> ValidationFailed:
 _TOKEN_ROWS = ModelRows(Token)
 
 
+@functools.cache
+def _take_sql() -> str:
+    t = Columns(Token)
+    return (
+        f"UPDATE {t.table} SET {t.used_at} = %(now)s WHERE {t.id} = %(id)s "
+        f"AND {t.merchant} = %(merchant_id)s AND {t.livemode} = %(livemode)s "
+        f"AND {t.used_at} IS NULL AND {t.expires_at} > %(now)s AND {t.type} = %(type)s "
+        f"RETURNING {_TOKEN_ROWS.columns}"
+    )
+
+
 def _take_if_usable(**params) -> Token | None:
     """One statement claims the token and returns it: the conditional UPDATE makes the claim
     atomic (two payments can never share a token) and RETURNING saves a round trip."""
-    sql = (
-        f"UPDATE {Token._meta.db_table} SET used_at = %(now)s WHERE id = %(id)s "
-        "AND merchant_id = %(merchant_id)s AND livemode = %(livemode)s AND used_at IS NULL "
-        f"AND expires_at > %(now)s AND type = %(type)s RETURNING {_TOKEN_ROWS.columns}"
-    )
     with connection.cursor() as cursor:
-        cursor.execute(sql, params)
+        cursor.execute(_take_sql(), params)
         row = cursor.fetchone()
     return _TOKEN_ROWS.instance(row) if row else None
 
