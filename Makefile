@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 PORT ?= 8000
 
-.PHONY: run test install install-test migrate bench lint faults
+.PHONY: run test install install-test migrate bench lint faults openapi
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -38,6 +38,10 @@ lint: install-test
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/lint-imports
+
+# Regenerate the committed OpenAPI description from the code (docs/openapi.md); fails on warnings.
+openapi: install
+	DEBUG=true $(PY) manage.py spectacular --validate --fail-on-warn --file docs/openapi.yaml
 
 bench: install-test
 	bash bench/run.sh

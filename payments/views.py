@@ -5,7 +5,7 @@ from rest_framework.response import Response
 from api.errors import CardDeclined, ProcessingFailed
 from api.validation import validated
 from api.views import ServiceAPIView
-from payments import selectors, services
+from payments import openapi, selectors, services
 from payments.models import Payment
 from payments.serializers import (
     CaptureInput,
@@ -44,6 +44,7 @@ class PaymentMixin:
 
 
 class PaymentListCreate(PaymentMixin, ServiceAPIView):
+    @openapi.payment_create
     def post(self, request):
         data = validated(PaymentCreateInput, request.data)
         method = data.pop("payment_method")
@@ -58,6 +59,7 @@ class PaymentListCreate(PaymentMixin, ServiceAPIView):
         raise_for_outcome(payment)
         return Response(payment_to_dict(payment), status=201)
 
+    @openapi.payment_list
     def get(self, request):
         payments = selectors.payment_list(
             merchant=request.merchant,
@@ -75,6 +77,7 @@ class PaymentListCreate(PaymentMixin, ServiceAPIView):
 
 
 class PaymentDetail(PaymentMixin, ServiceAPIView):
+    @openapi.payment_retrieve
     def get(self, request, payment_id):
         payment = services.payment_as_of_now(
             payment=self.payment(request, payment_id), api_version=request.api_version
@@ -83,6 +86,7 @@ class PaymentDetail(PaymentMixin, ServiceAPIView):
 
 
 class PaymentConfirm(PaymentMixin, ServiceAPIView):
+    @openapi.payment_confirm
     def post(self, request, payment_id):
         method = validated(PaymentConfirmInput, request.data)["payment_method"]
         payment = services.payment_confirm(
@@ -96,6 +100,7 @@ class PaymentConfirm(PaymentMixin, ServiceAPIView):
 
 
 class PaymentCapture(PaymentMixin, ServiceAPIView):
+    @openapi.payment_capture
     def post(self, request, payment_id):
         data = validated(CaptureInput, request.data)
         payment = services.payment_capture(
@@ -107,6 +112,7 @@ class PaymentCapture(PaymentMixin, ServiceAPIView):
 
 
 class PaymentCancel(PaymentMixin, ServiceAPIView):
+    @openapi.payment_cancel
     def post(self, request, payment_id):
         payment = services.payment_cancel(
             payment=self.payment(request, payment_id), api_version=request.api_version

@@ -6,11 +6,12 @@ from rest_framework.response import Response
 from api.validation import validated
 from api.views import ServiceAPIView
 from payments.selectors import payment_get
-from refunds import selectors, services
+from refunds import openapi, selectors, services
 from refunds.serializers import RefundCreateInput, refund_to_dict
 
 
 class PaymentRefundCreate(ServiceAPIView):
+    @openapi.refund_create
     def post(self, request, payment_id):
         data = validated(RefundCreateInput, request.data)
         payment = payment_get(
@@ -21,6 +22,7 @@ class PaymentRefundCreate(ServiceAPIView):
 
 
 class RefundDetail(ServiceAPIView):
+    @openapi.refund_retrieve
     def get(self, request, refund_id):
         refund = selectors.refund_get(
             merchant=request.merchant, livemode=request.livemode, refund_id=refund_id

@@ -3,6 +3,7 @@
 from django.http import HttpResponseRedirect
 from django.shortcuts import render
 from django.views import View
+from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.response import Response
 
@@ -15,7 +16,7 @@ from payments.selectors import payment_get
 from payments.serializers import StrictCharField, payment_to_dict, token_to_dict
 from payments.services import payment_resolve
 from payments.states import Status
-from sandbox import overrides
+from sandbox import openapi, overrides
 from sandbox.cards import CARDS
 from sandbox.services import challenge_answer, challenge_open, token_create
 
@@ -40,6 +41,7 @@ class TokenCreate(ServiceAPIView):
     accepts_card_data = True
     ignores_idempotency_key = True
 
+    @extend_schema(request=TokenInput, responses=openapi.TOKEN_CREATED)
     def post(self, request):
         data = validated(TokenInput, request.data)
         # The cvc and the name are checked, then dropped: nothing needs them after this call.
@@ -58,6 +60,7 @@ class TestCardList(ServiceAPIView):
     allow_publishable_key = True
     test_mode_only = True
 
+    @openapi.test_card_list
     def get(self, request):
         # Nine cards fit the default page, but `limit` and cursors hold here as on every list.
         cards, has_more, next_cursor = paginate_fixed(
@@ -76,6 +79,7 @@ class TestCardList(ServiceAPIView):
 class Advance(ServiceAPIView):
     test_mode_only = True
 
+    @openapi.advance
     def post(self, request, payment_id):
         payment = payment_get(
             merchant=request.merchant, livemode=request.livemode, payment_id=payment_id
