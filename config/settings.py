@@ -232,6 +232,7 @@ SPECTACULAR_SETTINGS = {
     "SERVE_INCLUDE_SCHEMA": False,
     "SERVE_AUTHENTICATION": [],
     "REDOC_DIST": "SIDECAR",
+    "WEBHOOKS": ["webhooks.openapi.EVENT_WEBHOOK"],
     # Several resources have a `status` or a `type`: each set of choices gets its own name.
     "ENUM_NAME_OVERRIDES": {
         "PaymentStatus": "payments.states.Status",
