@@ -214,7 +214,9 @@ class ServiceAutoSchema(AutoSchema):
         if "{" in self.path:
             statuses.append(404)
         if self.is_idempotent_post():
-            statuses.append(409)
+            # 409: the key's conflicts; 422: a valid request the resource's state or the
+            # account's limits refuse (a transition, a refund of nothing, an endpoint limit).
+            statuses += [409, 422]
         for status in statuses:
             if str(status) not in responses:
                 responses[str(status)] = self._get_response_for_code(Error, str(status))

@@ -75,8 +75,8 @@ LIST_PARAMETERS = [
     *(OpenApiParameter(name, str, required=False) for name in LIST_FILTERS),
 ]
 
-# A decline is a committed 402, a processing failure 422 (payments.views.raise_for_outcome).
-OUTCOME_ERRORS = error_responses(402, 422)
+# A decline is a committed 402 (payments.views.raise_for_outcome); every POST documents 422.
+OUTCOME_ERRORS = error_responses(402)
 
 payment_create = extend_schema(
     request=PaymentCreateInput, responses={201: Payment, **OUTCOME_ERRORS}

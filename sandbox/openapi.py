@@ -4,12 +4,13 @@ the simulator's input serializers live beside their views, which name them."""
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 
-from api.openapi import PAGE_PARAMETERS, list_of
+from api.openapi import PAGE_PARAMETERS, error_responses, list_of
 from payments.openapi import Payment, Token
 from webhooks.openapi import EventWithAttempts
 
 TOKEN_CREATED = {201: Token}
-WEBHOOK_SIMULATED = {201: EventWithAttempts}
+# 404: the `resource` named does not exist.
+WEBHOOK_SIMULATED = {201: EventWithAttempts, **error_responses(404)}
 
 
 class TestCard(serializers.Serializer):

@@ -75,14 +75,16 @@ def test_every_operation_answers_the_error_envelope(schema):
     assert set(body["required"]) == {"type", "code", "message", "param", "request_id"}
 
 
-def test_path_operations_answer_404_and_idempotent_posts_409(schema):
+def test_path_operations_answer_404_and_idempotent_posts_409_and_422(schema):
     for path, item in schema["paths"].items():
         for method, operation in item.items():
-            assert ("404" in operation["responses"]) == ("{" in path), (method, path)
+            names_a_resource = "{" in path or path == "/v1/sandbox/simulate-webhook"
+            assert ("404" in operation["responses"]) == names_a_resource, (method, path)
             idempotent = method == "post" and path != "/v1/sandbox/tokens"
             names = {parameter["name"] for parameter in operation.get("parameters", [])}
             assert ("Idempotency-Key" in names) == idempotent, (method, path)
             assert ("409" in operation["responses"]) == idempotent, (method, path)
+            assert ("422" in operation["responses"]) == idempotent, (method, path)
 
 
 def test_a_decline_and_a_failure_are_described_on_create_and_confirm(schema):

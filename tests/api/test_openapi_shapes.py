@@ -127,6 +127,17 @@ def test_test_cards(api):
     assert_documented(listed, "get", "/v1/sandbox/test-cards")
 
 
+def test_simulated_webhook_refusals_are_documented(api):
+    """Found by the fuzzer (tests/e2e/test_fuzz.py): the 422 with no subscribed endpoint
+    and the 404 for an unknown resource were answered but not documented."""
+    path = "/v1/sandbox/simulate-webhook"
+    unsubscribed = api.post(path, {"type": "dispute.won"}, format="json")
+    assert unsubscribed.status_code == 422
+    assert_documented(unsubscribed, "post", path)
+    unknown = {"type": "payment.captured", "resource": "pay_00000000000000000000000000"}
+    assert_documented(api.post(path, unknown, format="json"), "post", path)
+
+
 def test_errors(api, anonymous_api):
     assert_documented(anonymous_api.get("/v1/payments"), "get", "/v1/payments")
     missing = api.get("/v1/payments/pay_00000000000000000000000000")
