@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 PORT ?= 8000
 
-.PHONY: run test install install-test migrate bench lint faults openapi
+.PHONY: run test install install-test migrate bench lint faults openapi fuzz
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -42,6 +42,11 @@ lint: install-test
 # Regenerate the committed OpenAPI description from the code (docs/openapi.md); fails on warnings.
 openapi: install
 	DEBUG=true $(PY) manage.py spectacular --validate --fail-on-warn --file docs/openapi.yaml
+
+# The schemathesis run of `make test`, longer (docs/openapi.md "Fuzzing"); needs PostgreSQL.
+fuzz: install-test
+	FUZZ_MAX_EXAMPLES=$${FUZZ_MAX_EXAMPLES:-50} FUZZ_TIMEOUT=$${FUZZ_TIMEOUT:-3600} \
+		$(VENV)/bin/pytest tests/e2e/test_fuzz.py -p no:cacheprovider
 
 bench: install-test
 	bash bench/run.sh
