@@ -1,6 +1,6 @@
 """schemathesis against the real web process (granian, PostgreSQL, Redis) with the committed
 description (docs/openapi.md "Fuzzing"): no 5xx, every status, content type, header and body
-as documented. Bounded here (FUZZ_MAX_EXAMPLES per operation, default 3, a fixed seed);
+as documented. Bounded here (FUZZ_MAX_EXAMPLES per operation, default 10, a fixed seed);
 `make fuzz` runs the same with more examples."""
 
 import os
@@ -41,7 +41,7 @@ def test_the_service_answers_as_its_description_says():
                 "--checks",
                 CHECKS,
                 "--max-examples",
-                os.environ.get("FUZZ_MAX_EXAMPLES", "3"),
+                os.environ.get("FUZZ_MAX_EXAMPLES", "10"),
                 "--seed",
                 os.environ.get("FUZZ_SEED", "15"),
                 "--workers",
