@@ -46,6 +46,7 @@ openapi: install
 # The schemathesis run of `make test`, longer (docs/openapi.md "Fuzzing"); needs PostgreSQL.
 fuzz: install-test
 	FUZZ_MAX_EXAMPLES=$${FUZZ_MAX_EXAMPLES:-50} FUZZ_TIMEOUT=$${FUZZ_TIMEOUT:-3600} \
+		FUZZ_PHASES=$${FUZZ_PHASES:-examples,coverage,fuzzing,stateful} \
 		$(VENV)/bin/pytest tests/e2e/test_fuzz.py -p no:cacheprovider
 
 bench: install-test
