@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 PORT ?= 8000
 
-.PHONY: run test install install-test migrate bench lint faults
+.PHONY: run test install install-test migrate bench lint faults openapi fuzz
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -48,6 +48,16 @@ lint: install-test
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/lint-imports
+
+# Regenerate the committed OpenAPI description from the code (docs/openapi.md); fails on warnings.
+openapi: install
+	DEBUG=true $(PY) manage.py spectacular --validate --fail-on-warn --file docs/openapi.yaml
+
+# The schemathesis run of `make test`, longer (docs/openapi.md "Fuzzing"); needs PostgreSQL.
+fuzz: install-test
+	FUZZ_MAX_EXAMPLES=$${FUZZ_MAX_EXAMPLES:-50} FUZZ_TIMEOUT=$${FUZZ_TIMEOUT:-3600} \
+		FUZZ_PHASES=$${FUZZ_PHASES:-examples,coverage,fuzzing,stateful} \
+		$(VENV)/bin/pytest tests/e2e/test_fuzz.py -p no:cacheprovider
 
 bench: install-test
 	bash bench/run.sh

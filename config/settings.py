@@ -82,6 +82,8 @@ INSTALLED_APPS = [
     "whitenoise.runserver_nostatic",
     "django.contrib.staticfiles",
     "rest_framework",
+    "drf_spectacular",
+    "drf_spectacular_sidecar",  # Redoc for /docs/, served from our static files (no CDN)
     "api",
     "accounts",
     "events",
@@ -237,6 +239,31 @@ REST_FRAMEWORK = {
     "UNAUTHENTICATED_USER": None,
     "DATETIME_FORMAT": "%Y-%m-%dT%H:%M:%SZ",
     "COERCE_DECIMAL_TO_STRING": False,
+    "DEFAULT_SCHEMA_CLASS": "api.openapi.ServiceAutoSchema",
+}
+
+# --- the OpenAPI description (docs/openapi.md) -------------------------------------------------
+SPECTACULAR_SETTINGS = {
+    "OAS_VERSION": "3.1.0",
+    "TITLE": "Payment service API",
+    "DESCRIPTION": "REST/JSON payments, refunds, signed webhooks and a test-mode simulator.",
+    "VERSION": API_VERSION,
+    "SCHEMA_PATH_PREFIX": r"/v1",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "SERVE_AUTHENTICATION": [],
+    "REDOC_DIST": "SIDECAR",
+    "WEBHOOKS": ["webhooks.openapi.EVENT_WEBHOOK"],
+    # Several resources have a `status` or a `type`: each set of choices gets its own name.
+    "ENUM_NAME_OVERRIDES": {
+        "PaymentStatus": "payments.states.Status",
+        "CaptureMethod": "payments.models.Payment.CaptureMethod",
+        "TokenType": "payments.models.Token.Type",
+        "RefundStatus": "refunds.states.RefundStatus",
+        "WebhookAttemptStatus": "webhooks.models.Attempt.Status",
+        "WebhookEndpointStatus": "webhooks.openapi.ENDPOINT_STATUSES",
+        "EventType": "webhooks.openapi.EVENT_TYPE_CHOICES",
+        "ErrorType": "api.openapi.ERROR_TYPES",
+    },
 }
 
 # --- request safety (docs/request-safety.md) ---------------------------------------------------

@@ -1,5 +1,10 @@
 from django.contrib import admin
 from django.urls import include, path, re_path
+from drf_spectacular.views import (
+    SpectacularJSONAPIView,
+    SpectacularRedocView,
+    SpectacularYAMLAPIView,
+)
 
 from api.views import unrecognized_path
 
@@ -11,8 +16,20 @@ handler500 = "api.views.handler500"
 # payment-methods, payouts, disputes, payment-links, the refunds list) and unknown ones alike.
 API_FALLBACK = r"^v1(/.*)?$"
 
+# The published contract (docs/openapi.md): no API key, so no per-key rate limit either.
+PUBLIC = {"authentication_classes": [], "throttle_classes": []}
+
 urlpatterns = [
     path("admin/", admin.site.urls),
+    path("openapi.json", SpectacularJSONAPIView.as_view(**PUBLIC), name="openapi-json"),
+    path("openapi.yaml", SpectacularYAMLAPIView.as_view(**PUBLIC), name="openapi-yaml"),
+    path(
+        "docs/",
+        SpectacularRedocView.as_view(
+            url_name="openapi-json", template_name="docs/redoc.html", **PUBLIC
+        ),
+        name="docs",
+    ),
     path("", include("payments.urls")),
     path("", include("refunds.urls")),
     path("", include("sandbox.urls")),

@@ -7,7 +7,7 @@ from rest_framework.response import Response
 from api.errors import CardDeclined, ProcessingFailed
 from api.validation import validated
 from api.views import ServiceAPIView
-from payments import selectors, services
+from payments import openapi, selectors, services
 from payments.models import Payment
 from payments.operations import resumable
 from payments.serializers import (
@@ -66,6 +66,7 @@ def rendered(payment: Payment) -> Response:
 
 
 class PaymentListCreate(PaymentMixin, ServiceAPIView):
+    @openapi.payment_create
     def post(self, request):
         data = validated(PaymentCreateInput, request.data)
         method = data.pop("payment_method")
@@ -80,6 +81,7 @@ class PaymentListCreate(PaymentMixin, ServiceAPIView):
         )
         return self.operate(create, created)
 
+    @openapi.payment_list
     def get(self, request):
         payments = selectors.payment_list(
             merchant=request.merchant,
@@ -97,6 +99,7 @@ class PaymentListCreate(PaymentMixin, ServiceAPIView):
 
 
 class PaymentDetail(PaymentMixin, ServiceAPIView):
+    @openapi.payment_retrieve
     def get(self, request, payment_id):
         payment = services.payment_as_of_now(
             payment=self.payment(request, payment_id), api_version=request.api_version
@@ -105,6 +108,7 @@ class PaymentDetail(PaymentMixin, ServiceAPIView):
 
 
 class PaymentConfirm(PaymentMixin, ServiceAPIView):
+    @openapi.payment_confirm
     def post(self, request, payment_id):
         method = validated(PaymentConfirmInput, request.data)["payment_method"]
         confirm = partial(
@@ -118,6 +122,7 @@ class PaymentConfirm(PaymentMixin, ServiceAPIView):
 
 
 class PaymentCapture(PaymentMixin, ServiceAPIView):
+    @openapi.payment_capture
     def post(self, request, payment_id):
         data = validated(CaptureInput, request.data)
         capture = partial(
@@ -130,6 +135,7 @@ class PaymentCapture(PaymentMixin, ServiceAPIView):
 
 
 class PaymentCancel(PaymentMixin, ServiceAPIView):
+    @openapi.payment_cancel
     def post(self, request, payment_id):
         cancel = partial(
             services.payment_cancel,

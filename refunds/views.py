@@ -8,11 +8,12 @@ from rest_framework.response import Response
 from api.validation import validated
 from api.views import ServiceAPIView
 from payments.views import PaymentMixin
-from refunds import selectors, services
+from refunds import openapi, selectors, services
 from refunds.serializers import RefundCreateInput, refund_to_dict
 
 
 class PaymentRefundCreate(PaymentMixin, ServiceAPIView):
+    @openapi.refund_create
     def post(self, request, payment_id):
         data = validated(RefundCreateInput, request.data)
         refund = partial(
@@ -29,6 +30,7 @@ def created(refund) -> Response:
 
 
 class RefundDetail(ServiceAPIView):
+    @openapi.refund_retrieve
     def get(self, request, refund_id):
         refund = selectors.refund_get(
             merchant=request.merchant, livemode=request.livemode, refund_id=refund_id

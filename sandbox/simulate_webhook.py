@@ -10,6 +10,7 @@ normal retry schedule. Its `data.object` (docs/webhooks.md "simulate-webhook"):
 """
 
 from django.utils import timezone
+from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.response import Response
 
@@ -20,6 +21,7 @@ from api.validation import validated
 from api.views import ServiceAPIView
 from events.catalogue import EVENT_TYPES, family_of
 from events.models import Event
+from sandbox import openapi
 from webhooks.selectors import events_of
 from webhooks.serializers import event_with_attempts
 from webhooks.services import simulated_event_deliver, subscribers
@@ -183,6 +185,7 @@ class SimulateInput(serializers.Serializer):
 class SimulateWebhook(ServiceAPIView):
     test_mode_only = True
 
+    @extend_schema(request=SimulateInput, responses=openapi.WEBHOOK_SIMULATED)
     def post(self, request):
         body = validated(SimulateInput, request.data)
         endpoints = subscribers(

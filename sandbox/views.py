@@ -5,6 +5,7 @@ from functools import partial
 from django.http import HttpResponseRedirect
 from django.shortcuts import render
 from django.views import View
+from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.response import Response
 
@@ -17,7 +18,7 @@ from payments.serializers import StrictCharField, token_to_dict
 from payments.services import payment_resolve
 from payments.states import Status
 from payments.views import PaymentMixin, rendered
-from sandbox import overrides
+from sandbox import openapi, overrides
 from sandbox.cards import CARDS
 from sandbox.services import challenge_answer, challenge_open, token_create
 
@@ -42,6 +43,7 @@ class TokenCreate(ServiceAPIView):
     accepts_card_data = True
     ignores_idempotency_key = True
 
+    @extend_schema(request=TokenInput, responses=openapi.TOKEN_CREATED)
     def post(self, request):
         data = validated(TokenInput, request.data)
         # The cvc and the name are checked, then dropped: nothing needs them after this call.
@@ -60,6 +62,7 @@ class TestCardList(ServiceAPIView):
     allow_publishable_key = True
     test_mode_only = True
 
+    @openapi.test_card_list
     def get(self, request):
         # Nine cards fit the default page, but `limit` and cursors hold here as on every list.
         cards, has_more, next_cursor = paginate_fixed(
@@ -78,6 +81,7 @@ class TestCardList(ServiceAPIView):
 class Advance(PaymentMixin, ServiceAPIView):
     test_mode_only = True
 
+    @openapi.advance
     def post(self, request, payment_id):
         resolve = partial(
             payment_resolve,

@@ -5,7 +5,7 @@ from rest_framework.response import Response
 from api.errors import ValidationFailed
 from api.views import ServiceAPIView
 from events.serializers import event_to_dict
-from webhooks import selectors, services
+from webhooks import openapi, selectors, services
 from webhooks.crypto import StoredResponses
 from webhooks.serializers import (
     EndpointInput,
@@ -18,10 +18,12 @@ from webhooks.serializers import (
 class EndpointList(ServiceAPIView):
     stored_response_cipher = StoredResponses()  # a create's response shows the secret
 
+    @openapi.endpoint_list
     def get(self, request):
         endpoints = selectors.enabled_endpoints(request.merchant, request.livemode)
         return Response(self.paginated(endpoints, id_prefix="whe", serialize=endpoint_to_dict))
 
+    @openapi.endpoint_create
     def post(self, request):
         body = EndpointInput(data=request.data)
         body.is_valid(raise_exception=True)
@@ -39,9 +41,11 @@ class EndpointView(ServiceAPIView):
 
 
 class EndpointDetail(EndpointView):
+    @openapi.endpoint_retrieve
     def get(self, request, endpoint_id):
         return Response(endpoint_to_dict(self.get_endpoint(request, endpoint_id)))
 
+    @openapi.endpoint_delete
     def delete(self, request, endpoint_id):
         endpoint = services.endpoint_delete(endpoint=self.get_endpoint(request, endpoint_id))
         return Response({"id": endpoint.id, "object": "webhook_endpoint", "deleted": True})
@@ -50,12 +54,14 @@ class EndpointDetail(EndpointView):
 class EndpointRollSecret(EndpointView):
     stored_response_cipher = StoredResponses()  # so does a roll's
 
+    @openapi.endpoint_roll_secret
     def post(self, request, endpoint_id):
         rolled = services.endpoint_roll_secret(endpoint=self.get_endpoint(request, endpoint_id))
         return Response(endpoint_to_dict(rolled.endpoint, rolled.secret))
 
 
 class EventList(ServiceAPIView):
+    @openapi.event_list
     def get(self, request):
         params = request.query_params
         events = selectors.events_of(
@@ -77,6 +83,7 @@ def text_filter(params, name: str) -> str | None:
 
 
 class EventDetail(ServiceAPIView):
+    @openapi.event_retrieve
     def get(self, request, event_id):
         event = selectors.event_get(
             merchant=request.merchant, livemode=request.livemode, event_id=event_id
@@ -87,6 +94,7 @@ class EventDetail(ServiceAPIView):
 class EventResend(ServiceAPIView):
     """202: the attempts are made by the workers; they appear on GET /v1/events/:id."""
 
+    @openapi.event_resend
     def post(self, request, event_id):
         body = ResendInput(data=request.data)
         body.is_valid(raise_exception=True)

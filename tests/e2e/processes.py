@@ -96,7 +96,9 @@ def web_server(**env):
         cwd=ROOT,
         env=service_env(**env),
         stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
+        # Not a pipe nobody reads: the request log (a line per request) would fill it and
+        # block the server mid-request (found under schemathesis, tests/e2e/test_fuzz.py).
+        stderr=subprocess.DEVNULL,
     )
     base_url = f"http://127.0.0.1:{port}"
     try:
