@@ -186,6 +186,16 @@ class Service:
     def alive(self, name: str) -> bool:
         return self.processes[name].poll() is None
 
+    def revive_the_dead(self) -> list[str]:
+        """Processes that exited although no scenario killed them: named, and started again as
+        scripts/supervise.py does under `make run` (so one crash does not spoil the phases
+        after it)."""
+        dead = [name for name in self.processes if not self.alive(name)]
+        for name in dead:
+            print(f"!! {name} exited on its own (see its log); restarted", flush=True)
+            self.start(name)
+        return dead
+
     def web_workers(self) -> list[int]:
         """The granian worker processes (children of its main process)."""
         main = self.processes["web"].pid
@@ -472,6 +482,7 @@ def run_scenario(rig: Rig, clients: Clients, name: str, timing: Timing, load: in
     notes = SCENARIOS[name](rig, fault_seconds)
     fault_ended = time.time()
     time.sleep(timing.after)
+    notes["died_on_their_own"] = rig.service.revive_the_dead()
     clients.stop()
     if not any(a.status == 201 and a.at >= fault_ended for a in clients.answers()):
         probe_until_paid(clients, name, timing.recover)
