@@ -123,16 +123,32 @@ def assert_challenge_links_to_this_server(stack: Stack, api: str, keys: dict) ->
 
 
 def test_the_readme_lists_only_commands_this_test_runs():
-    """make run is what the smoke test starts, make test is the suite itself, and the first
-    steps run verbatim below; a new README command needs a place here first."""
+    """make run is what the smoke test starts, make test is the suite itself, the first steps
+    and the schema download run verbatim below, and the client generation is
+    tests/e2e/test_generated_client.py's (the same generator and flags, from the committed
+    copy of the schema); a new README command needs a place here first."""
     blocks = readme_shell_blocks()
-    assert len(blocks) == 2
+    assert len(blocks) == 3
     assert commands(blocks[0]) == ["make run", "make test"]
     assert [c.split()[0] for c in commands(blocks[1])] == [
         "KEY=$(.venv/bin/python",
         "curl",
         ".venv/bin/python",
     ]
+    download, generate = commands(blocks[2])
+    assert download.startswith("curl ") and download.endswith("-o openapi.json")
+    assert generate == (
+        "pipx run openapi-python-client generate --path openapi.json --meta none "
+        "--output-path svc_client"
+    )
+
+
+def download_the_schema_as_the_readme_says(stack: Stack) -> dict:
+    """The README's schema download, verbatim but for the port."""
+    download = commands(readme_shell_blocks()[2])[0]
+    download = download.replace("127.0.0.1:8000", f"127.0.0.1:{stack.port}")
+    subprocess.run(["bash", "-c", download], cwd=stack.copy, check=True, timeout=60)
+    return json.loads((stack.copy / "openapi.json").read_text())
 
 
 @pytest.mark.parametrize("mode", ["postgres+redis", "embedded"])
@@ -161,6 +177,7 @@ def run_the_stack(mode: str, stack: Stack, receiver) -> None:
     listed, _ = json.JSONDecoder().raw_decode(steps.stdout)  # curl's answer comes first
     assert listed["object"] == "list", steps.stdout
     assert "Superuser creation skipped due to not running in a TTY" in steps.stdout
+    assert download_the_schema_as_the_readme_says(stack)["openapi"].startswith("3.1")
     admin = requests.get(f"{stack.base_url}/admin/login/", timeout=10)
     assert admin.status_code == 200
 
