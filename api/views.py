@@ -11,7 +11,7 @@ from rest_framework.views import APIView
 
 from api import failpoints
 from api.carddata import refuse_raw_card_data
-from api.errors import ApiFailure, ValidationFailed, unrecognized_url
+from api.errors import ApiFailure, ServiceError, ValidationFailed, unrecognized_url
 from api.idempotency import (
     Answering,
     BodyCipher,
@@ -138,10 +138,12 @@ class ServiceAPIView(APIView):
         with answering(state):
             try:
                 result = work()
-            except Exception:
+            except ServiceError:
                 if state.stored is None:
                     raise
-                return state.stored  # committed, then refused (e.g. a capture refused)
+                # A refusal the service committed with its answer (a decline, a refused
+                # capture): the stored answer is the one sent. Anything else propagates.
+                return state.stored
         return respond(result) if state.stored is None else state.stored
 
     def _rendered(self, respond, outcome: Callable[[], object]):
