@@ -163,7 +163,7 @@ def dependencies_presumed_up():
 
 @pytest.fixture
 def sick_redis(settings):
-    """A proxy in front of the test's Redis, hanging until the test sets `.mode = FORWARD`."""
+    """A proxy in front of the test's Redis, hanging until the test calls `.set_mode(FORWARD)`."""
     if not settings.REDIS_URL:
         pytest.skip("REDIS_URL is not set: the proxy forwards to a real Redis")
     proxy = Proxy(settings.REDIS_URL, mode=HANG)

@@ -37,7 +37,7 @@ def test_with_redis_hung_requests_are_served_and_touch_it_once_per_interval(api,
 
 def test_the_breaker_closes_when_redis_answers_again(api, hung_redis, settings, time_machine):
     payments_list(api)
-    hung_redis.mode = FORWARD  # Redis is back...
+    hung_redis.set_mode(FORWARD)  # Redis is back...
     assert [payments_list(api) for _ in range(4)] == [200] * 4  # ...but not tried yet: no limit
     assert hung_redis.accepted == 1
     time_machine.shift(datetime.timedelta(seconds=settings.DEPENDENCY_RETRY_SECONDS))

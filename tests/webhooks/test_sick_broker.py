@@ -81,7 +81,7 @@ def test_once_the_broker_failed_nudges_touch_no_socket_until_the_interval_ends(
     tried = sick_redis.accepted
     assert not nudge_in_a_thread(nudged).is_alive()
     assert sick_redis.accepted == tried
-    sick_redis.mode = FORWARD  # the broker is back
+    sick_redis.set_mode(FORWARD)  # the broker is back
     time_machine.shift(datetime.timedelta(seconds=settings.DEPENDENCY_RETRY_SECONDS))
     deliver_due()  # the beat tick: nudges what is due, through the broker again
     assert sick_redis.accepted > tried

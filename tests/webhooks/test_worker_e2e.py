@@ -112,6 +112,6 @@ def test_a_nudge_that_finds_the_database_down_is_delivered_soon_after_it_returns
         tried = database.accepted
         emit_committed(merchant)  # the worker takes the nudge and cannot reach the database
         wait_for(lambda: database.accepted > tried)
-        database.mode = FORWARD
+        database.set_mode(FORWARD)
         assert receiver.arrived.wait(ENQUEUED_GRACE.total_seconds() / 2)
     database.close()
