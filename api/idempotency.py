@@ -25,12 +25,13 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from django.conf import settings
-from django.db import connection, transaction
+from django.db import DatabaseError, connection, transaction
 from django.http import HttpResponse
 from django.utils import timezone
 
 from api import failpoints
 from api.carddata import redact
+from api.deferred import DeferredWrites
 from api.errors import IdempotencyFailed, ValidationFailed
 from api.models import IdempotencyRecord
 from api.rows import Columns, insert_rows
@@ -303,9 +304,25 @@ def _store_response(claim: Claim, response: HttpResponse, body: bytes) -> bool:
 
 def idempotency_release(claim: Claim) -> None:
     """The request died or answered 5xx: the key is free for a retry at once. The record stays
-    (lease over), so the retry takes over the same record and resumes what it started."""
+    (lease over), so the retry takes over the same record and resumes what it started.
+
+    When the database cannot be reached (an outage, likely the 5xx's cause too), the release
+    is retried in the background until it succeeds or the lease ends on its own: the key is
+    free within DEPENDENCY_RETRY_SECONDS of the database's return, not a lease later."""
+    try:
+        _release(claim)
+    except DatabaseError:
+        log.warning("idempotency claim %s: release failed, retrying", claim.record_id)
+        lease = settings.IDEMPOTENCY_LEASE_SECONDS  # after it, the key is free anyway
+        _late_releases.add(claim, functools.partial(_release, claim), lease)
+
+
+def _release(claim: Claim) -> None:
     failpoints.reach(failpoints.RELEASING)
     _held(claim).update(lease_until=timezone.now())
+
+
+_late_releases = DeferredWrites("idempotency-releases")
 
 
 def replay_response(record: IdempotencyRecord, cipher: BodyCipher | None = None) -> HttpResponse:

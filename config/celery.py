@@ -5,6 +5,7 @@ from celery import Celery
 from celery.signals import setup_logging
 from django.conf import settings
 
+from config import broker_redis  # noqa: F401  (registers the redis:// transport)
 from config.broker import folders
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")

@@ -7,14 +7,16 @@ import datetime
 
 import pytest
 from django.conf import settings
+from django.db import OperationalError
 from django.utils import timezone
 
-from api import failpoints
+from api import failpoints, idempotency
 from api.failpoints import armed
 from api.models import IdempotencyRecord
 from events.models import Event
 from payments.models import Operation, Payment, Token
 from refunds.models import Refund
+from tests.e2e.processes import wait_for
 from tests.payments.support import APPROVED, INSUFFICIENT_FUNDS, create, payment_body, tokenize
 from tests.support.connectors import Crash, RecordingSimulator
 
@@ -161,3 +163,25 @@ def test_a_5xx_frees_the_key_at_once_and_the_retry_runs_again(api, connector):
     retry = post(api, "/v1/payments", failing)
     assert retry.status_code == 503  # ran again (not 409 in use), and failed again
     assert Operation.objects.filter(state="abandoned").count() == 2
+
+
+def test_a_key_whose_release_met_the_database_down_is_free_once_it_returns(
+    api, connector, settings
+):
+    """A request fails on a database outage (5xx) and its release fails with it: the release
+    is retried in the background (api/deferred.py), so the key is free as soon as the
+    database is back, not a lease later."""
+    settings.DEPENDENCY_RETRY_SECONDS = 0.05
+    body = payment_body(tokenize(api))
+    database_down = OperationalError("the connection is closed")
+    with armed(failpoints.CLAIMED, database_down), armed(failpoints.RELEASING, database_down):
+        failed = post(api, "/v1/payments", body)
+        assert failed.status_code == 500
+        assert idempotency._late_releases.pending() == 1
+        during = post(api, "/v1/payments", body)  # the database is still down for releases
+        assert during.json()["error"]["code"] == "idempotency_key_in_use"
+
+    wait_for(lambda: idempotency._late_releases.pending() == 0)
+    retry = post(api, "/v1/payments", body)
+    assert retry.status_code == 201, retry.content
+    assert Payment.objects.get().pk == retry.json()["id"]
