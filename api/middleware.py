@@ -2,10 +2,10 @@
 
 import logging
 
-from django.core.exceptions import BadRequest, PermissionDenied, SuspiciousOperation
+from django.core.exceptions import BadRequest, DisallowedHost, PermissionDenied, SuspiciousOperation
 from django.http import Http404, HttpResponse
 
-from api.errors import ApiFailure, ServiceError
+from api.errors import ApiFailure, ServiceError, ValidationFailed
 from api.ids import new_id
 from api.renderers import dumps
 
@@ -39,12 +39,14 @@ class RequestIdMiddleware:
 
     def __call__(self, request):
         request.request_id = new_id("req")
-        response = self.get_response(request)
+        response = _refuse_unserved_host(request) or self.get_response(request)
         # An idempotent replay already carries its original request's id (request-safety.md).
         response.setdefault("X-Request-Id", request.request_id)
         return response
 
     def process_exception(self, request, exception):
+        if _is_api(request) and isinstance(exception, (BadRequest, SuspiciousOperation)):
+            return error_response(_bad_request(exception), request)  # not Django's HTML page
         if isinstance(exception, HANDLED_BY_DJANGO):
             return None  # Django answers these itself: 404 (our envelope), 403, 400
         log.exception(
@@ -56,3 +58,29 @@ class RequestIdMiddleware:
         return error_response(
             ApiFailure("An internal error occurred; retry with the same Idempotency-Key."), request
         )
+
+
+def _is_api(request) -> bool:
+    return request.path.startswith("/v1")
+
+
+def _bad_request(exception: Exception) -> ValidationFailed:
+    if isinstance(exception, DisallowedHost):
+        return ValidationFailed(
+            "The Host header names a host this service does not serve.",
+            code="invalid_host",
+            param="Host",
+        )
+    return ValidationFailed("The request is malformed.", code="bad_request")
+
+
+def _refuse_unserved_host(request) -> HttpResponse | None:
+    """A Host outside ALLOWED_HOSTS, checked before Django's CommonMiddleware would raise it
+    into an HTML 400 page (DEBUG's, with a traceback, when DEBUG is on): the envelope on /v1."""
+    if not _is_api(request):
+        return None
+    try:
+        request.get_host()
+    except DisallowedHost as exc:
+        return error_response(_bad_request(exc), request)
+    return None

@@ -64,3 +64,26 @@ def test_the_admin_still_enforces_csrf(db):
     )
     assert response.status_code == 403
     assert b"CSRF" in response.content
+
+
+@pytest.mark.parametrize("debug", [False, True], ids=["debug_off", "debug_on"])
+@pytest.mark.parametrize("path", ["/v1/payments", "/v1/no-such-thing"])
+def test_a_host_outside_allowed_hosts_is_a_400_envelope(new_merchant, settings, debug, path):
+    settings.DEBUG = debug
+    client = csrf_enforcing_client(new_merchant.keys["test"]["secret"].secret)
+    response = client.get(path, headers={"Host": "attacker.example"})
+    assert response.status_code == 400, response.content[:200]
+    assert response["Content-Type"] == "application/json; charset=utf-8"
+    error = response.json()["error"]
+    assert (error["type"], error["code"], error["param"]) == (
+        "validation_error",
+        "invalid_host",
+        "Host",
+    )
+    assert error["request_id"] == response["X-Request-Id"]
+
+
+def test_a_host_outside_allowed_hosts_outside_v1_is_left_to_django(db):
+    response = Client().get("/admin/", headers={"Host": "attacker.example"})
+    assert response.status_code == 400
+    assert not response["Content-Type"].startswith("application/json")
