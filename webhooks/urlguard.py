@@ -8,11 +8,19 @@ checked and one internal answer refuses the URL, and the delivery then connects 
 that was checked, so a DNS answer that changes between check and connect (rebinding) cannot
 redirect it. Numeric IPv4 spellings (`2130706433`, `0x7f000001`, `0177.0.0.1`, `127.1`) are
 caught because they go through the resolver like any host name.
+
+A lookup waits at most RESOLVE_TIMEOUT_SECONDS: the system resolver has no deadline of its own
+that we set (glibc retries each name server for 5 s, twice), and a hostile endpoint's name
+server that never answers would otherwise hold a worker thread, or a web thread creating the
+endpoint, outside the attempt's deadline. The lookup runs on a pool thread that is left to
+finish on its own when the wait ends.
 """
 
 import ipaddress
 import socket
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as LookupTimedOut
 from dataclasses import dataclass
 from urllib.parse import SplitResult, urlsplit
 
@@ -129,9 +137,20 @@ class CheckedURL:
 Resolver = Callable[[str, int], list[str]]
 
 
+RESOLVE_TIMEOUT_SECONDS = 5.0
+# Lookups left running after their wait ended hold a thread here until the resolver gives up;
+# more than this at once (several hostile name servers) makes other lookups wait their turn.
+_lookups = ThreadPoolExecutor(max_workers=32, thread_name_prefix="webhook-dns")
+
+
 def resolve_host(host: str, port: int) -> list[str]:
-    """Every A and AAAA answer for `host` (numeric spellings are parsed by the resolver)."""
-    answers = socket.getaddrinfo(host, port, proto=socket.IPPROTO_TCP)
+    """Every A and AAAA answer for `host` (numeric spellings are parsed by the resolver);
+    TimeoutError when the resolver has not answered within RESOLVE_TIMEOUT_SECONDS."""
+    lookup = _lookups.submit(socket.getaddrinfo, host, port, proto=socket.IPPROTO_TCP)
+    try:
+        answers = lookup.result(timeout=RESOLVE_TIMEOUT_SECONDS)
+    except LookupTimedOut:
+        raise TimeoutError(f"no DNS answer for {host} in {RESOLVE_TIMEOUT_SECONDS:g} s") from None
     return [answer[4][0] for answer in answers]
 
 
@@ -169,6 +188,11 @@ def check_url(url: object, *, resolve: Resolver = resolve_host) -> CheckedURL:
     parts, host, port = parse_url(url)
     try:
         answers = resolve(host.strip("[]"), port)
+    except TimeoutError:
+        raise _invalid(
+            f"url host {host} did not resolve within {RESOLVE_TIMEOUT_SECONDS:g} s.",
+            code="unresolvable_host",
+        ) from None
     except (OSError, UnicodeError):
         answers = []
     if not answers:

@@ -2,11 +2,14 @@
 IPv4 and IPv6 form, numeric spellings resolved by the real resolver, and multi-answer hosts."""
 
 import ipaddress
+import socket
+import threading
 
 import pytest
 
 from api.errors import ValidationFailed
-from webhooks.urlguard import check_url, refusal_reason
+from webhooks import urlguard
+from webhooks.urlguard import check_url, refusal_reason, resolve_host
 
 REFUSED = [
     # IPv4
@@ -174,3 +177,34 @@ def test_operator_allowed_networks_let_loopback_through_but_not_http(settings):
     assert str(check_url("https://127.0.0.1:9/").addresses[0]) == "127.0.0.1"
     assert code_of("http://127.0.0.1:9/") == "https_required"
     assert code_of("https://10.0.0.1/") == "private_address"
+
+
+@pytest.fixture
+def hung_name_server(monkeypatch):
+    """The system resolver for `hung.example` never answers (a hostile endpoint's name
+    server); other names resolve as usual. Lookups wait 0.2 s. Released at the end."""
+    release, real_getaddrinfo = threading.Event(), socket.getaddrinfo
+
+    def getaddrinfo(host, *args, **kwargs):
+        if host == "hung.example":
+            release.wait(30)
+            raise socket.gaierror("the name server never answered")
+        return real_getaddrinfo(host, *args, **kwargs)
+
+    monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
+    monkeypatch.setattr(urlguard, "RESOLVE_TIMEOUT_SECONDS", 0.2)
+    yield
+    release.set()
+
+
+def test_a_lookup_the_name_server_never_answers_ends_at_its_timeout(hung_name_server):
+    with pytest.raises(TimeoutError, match="hung.example"):
+        resolve_host("hung.example", 443)
+    assert resolve_host("127.0.0.1", 443) == ["127.0.0.1"]  # the pool still serves
+
+
+def test_a_url_whose_host_never_resolves_is_unresolvable(hung_name_server):
+    with pytest.raises(ValidationFailed) as refused:
+        check_url("https://hung.example/hooks")
+    assert refused.value.code == "unresolvable_host"
+    assert "did not resolve within 0.2 s" in refused.value.message
