@@ -109,8 +109,11 @@ CELERY = [sys.executable, "-m", "celery", "-A", "config"]
 
 
 def start_process(args: list[str]) -> subprocess.Popen:
+    """A Celery process logging warnings and errors only (LOG_LEVEL: the service's logging
+    config decides the level, not `--loglevel`, config/celery.py)."""
+    env = {**os.environ, "LOG_LEVEL": "WARNING"}
     return subprocess.Popen(
-        CELERY + args, cwd=ROOT, start_new_session=True, stdout=subprocess.DEVNULL
+        CELERY + args, cwd=ROOT, env=env, start_new_session=True, stdout=subprocess.DEVNULL
     )
 
 
@@ -118,7 +121,6 @@ def start_workers(count: int) -> list[subprocess.Popen]:
     """The Procfile's delivery worker, `count` times."""
     worker = ["worker", "-Q", "webhooks", "--pool", "threads", "--concurrency", "16"]
     worker += ["--prefetch-multiplier", "1", "--without-gossip", "--without-mingle"]
-    worker += ["--loglevel", "WARNING"]
     return [start_process(worker + ["-n", f"bench-webhooks-{n}@%h"]) for n in range(count)]
 
 
@@ -253,7 +255,7 @@ def main() -> None:
     call_command("migrate", verbosity=0)
     vacuum(Event, Delivery, Attempt)
     healthy_port, dead_port, healthy_server, dead_socket = start_receivers()
-    beat = start_process(["beat", "--schedule", str(WORK / "beat"), "--loglevel", "WARNING"])
+    beat = start_process(["beat", "--schedule", str(WORK / "beat")])
     workers = start_workers(1)
     dead = None
     try:
