@@ -92,15 +92,19 @@ def resumable(claim, work: Callable[[], object], recover: Callable[[Operation], 
 
 @functools.cache
 def _mark_sql() -> str:
+    """The states are literals (plain words of ours), the id the one parameter: a create's
+    chained statement then keeps to the 50 parameters up to which psycopg caches its parsing
+    of a statement's text (~0.2 ms of CPU a create)."""
     o = Columns(Operation)
-    return f"UPDATE {o.table} SET {o.state} = %s WHERE {o.id} = %s AND {o.state} = %s"
+    applied, started = (f"'{state.value}'" for state in (Operation.State.APPLIED, STARTED))
+    return f"UPDATE {o.table} SET {o.state} = {applied} WHERE {o.id} = %s AND {o.state} = {started}"
 
 
 def operation_applying(operation: Operation) -> tuple[str, list]:
     """-> (sql, params) of the UPDATE that marks the operation applied if it is still
     `started`: it changes a row for exactly one writer. By hand, as it runs on every
     operation; `operation_apply` runs it, a create chains its inserts to it."""
-    return _mark_sql(), [Operation.State.APPLIED.value, operation.pk, STARTED.value]
+    return _mark_sql(), [operation.pk]
 
 
 def operation_apply(operation: Operation) -> bool:
