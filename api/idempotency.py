@@ -34,7 +34,7 @@ from api.carddata import redact
 from api.deferred import DeferredWrites
 from api.errors import IdempotencyFailed, ValidationFailed
 from api.models import IdempotencyRecord
-from api.rows import Columns, insert_rows
+from api.rows import Columns, insert_instances, insert_instances_if, insert_rows
 
 log = logging.getLogger("api.idempotency")
 
@@ -190,12 +190,6 @@ def is_final(status: int) -> bool:
     return status < 500 and status != 429
 
 
-def _held(claim: Claim):
-    return IdempotencyRecord.objects.filter(
-        pk=claim.record_id, lease_token=claim.lease_token, status__isnull=True
-    )
-
-
 def idempotency_settle(
     claim: Claim, response: HttpResponse, cipher: BodyCipher | None = None
 ) -> None:
@@ -244,19 +238,26 @@ def _taken_over() -> IdempotencyFailed:
     )
 
 
-def claim_hold() -> int | None:
+def held_claim_id() -> int | None:
+    """The record id of the claim this request holds, to link its work to; None outside an
+    idempotent request."""
+    state = _answering.get()
+    return None if state is None else state.claim.record_id
+
+
+def insert_while_held(instances: list) -> None:
     """Inside a transaction that commits part of the request's work (a connector operation's
-    start): checks, in that transaction, that this request still holds its key (renewing the
-    lease), and returns the claim's record id to link the work to. A request whose key a
-    retry took over must not commit work: 409, and the caller's transaction rolls back. None
-    outside an idempotent request."""
+    start): `instances` inserted by the statement that checks, in that transaction, that this
+    request still holds its key and renews its lease (one round trip on PostgreSQL). A request
+    whose key a retry took over must not commit work: 409, nothing inserted, and the caller's
+    transaction rolls back. Outside an idempotent request they are just inserted."""
     state = _answering.get()
     if state is None:
-        return None
-    renewed = _held(state.claim).update(lease_until=_lease_until(timezone.now()))
-    if not renewed:
+        insert_instances(instances)
+        return
+    renew = _update_held(state.claim, lease_until=_lease_until(timezone.now()))
+    if not insert_instances_if(renew, instances):
         raise _taken_over()
-    return state.claim.record_id
 
 
 def answer_with_work(outcome: Callable[[], object]) -> None:
@@ -278,28 +279,37 @@ def answer_with_work(outcome: Callable[[], object]) -> None:
 
 
 @functools.cache
-def _store_sql() -> str:
+def _update_held_sql(*fields: str) -> str:
+    """The UPDATE of `fields` of the record a claim holds (its id and lease token, and no
+    response stored yet), by hand: these run on every idempotent request, and the ORM would
+    spend longer compiling one than running it. Parameters: the values, the id, the token."""
     r = Columns(IdempotencyRecord)
+    assignments = ", ".join(f"{getattr(r, field)} = %s" for field in fields)
     return (
-        f"UPDATE {r.table} SET {r.status} = %s, {r.content_type} = %s, {r.body} = %s "
+        f"UPDATE {r.table} SET {assignments} "
         f"WHERE {r.id} = %s AND {r.lease_token} = %s AND {r.status} IS NULL"
     )
 
 
-def _store_response(claim: Claim, response: HttpResponse, body: bytes) -> bool:
-    """_held(claim).update(status=..., content_type=..., body=...), by hand: it runs after every
-    idempotent request, and the ORM would spend longer compiling it than running it."""
-    sql = _store_sql()
-    params = [
-        response.status_code,
-        response["Content-Type"],
-        body,
-        claim.record_id,
-        claim.lease_token,
-    ]
+def _update_held(claim: Claim, **values) -> tuple[str, list]:
+    """-> (sql, params) setting `values` (prepared as save() would) on the claim's record while
+    the claim holds it."""
+    field = IdempotencyRecord._meta.get_field
+    params = [field(name).get_db_prep_save(value, connection) for name, value in values.items()]
+    return _update_held_sql(*values), [*params, claim.record_id, claim.lease_token]
+
+
+def _changed_a_row(statement: tuple[str, list]) -> bool:
     with connection.cursor() as cursor:
-        cursor.execute(sql, params)
+        cursor.execute(*statement)
         return cursor.rowcount == 1
+
+
+def _store_response(claim: Claim, response: HttpResponse, body: bytes) -> bool:
+    """The response stored under the claim; False when the claim was taken over."""
+    content_type = response["Content-Type"]
+    store = _update_held(claim, status=response.status_code, content_type=content_type, body=body)
+    return _changed_a_row(store)
 
 
 def idempotency_release(claim: Claim) -> None:
@@ -319,7 +329,7 @@ def idempotency_release(claim: Claim) -> None:
 
 def _release(claim: Claim) -> None:
     failpoints.reach(failpoints.RELEASING)
-    _held(claim).update(lease_until=timezone.now())
+    _changed_a_row(_update_held(claim, lease_until=timezone.now()))
 
 
 _late_releases = DeferredWrites("idempotency-releases")

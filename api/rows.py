@@ -78,6 +78,7 @@ def insert_sql(
     *,
     suffix: str = "",
     async_commit: bool = False,
+    select_tail: str | None = None,
     using: str = DEFAULT_DB_ALIAS,
 ):
     """-> (sql, params) to INSERT `rows` in one statement, each a dict of field (att)name ->
@@ -87,12 +88,14 @@ def insert_sql(
     `async_commit` (one row, run in autocommit): on PostgreSQL the statement's transaction
     commits without waiting for its WAL to reach disk. Only for a row whose loss in a server
     crash loses nothing: any later commit that waits flushes the WAL before it too. Inside a
-    transaction it is a plain insert, so it can never make a caller's whole transaction lax."""
+    transaction it is a plain insert, so it can never make a caller's whole transaction lax.
+
+    `select_tail` (one row): the row comes from `SELECT <values> <select_tail>` instead of
+    VALUES, so that a FROM or WHERE clause can decide whether it is written at all."""
     connection = connections[using]
-    async_commit = (
-        async_commit and connection.vendor == "postgresql" and connection.get_autocommit()
-    )
-    sql, fields = _insert_statement(model, tuple(rows[0]), len(rows), suffix, async_commit, using)
+    if async_commit and connection.vendor == "postgresql" and connection.get_autocommit():
+        select_tail = f"FROM {_ASYNC_COMMIT}"
+    sql, fields = _insert_statement(model, tuple(rows[0]), len(rows), suffix, select_tail, using)
     params = [
         field.get_db_prep_save(row[name], connection)
         for row in rows
@@ -106,17 +109,19 @@ _ASYNC_COMMIT = "(SELECT set_config('synchronous_commit', 'off', true)) AS async
 
 
 @lru_cache(maxsize=256)
-def _insert_statement(model, names: tuple, count: int, suffix: str, async_commit: bool, using):
+def _insert_statement(model, names: tuple, count: int, suffix: str, select_tail, using):
     """The INSERT's text and fields for `count` rows of `names`: the same few shapes run on
     every request, so each is written once per process."""
     meta = model._meta
     fields = [meta.get_field(name) for name in names]
     quote = connections[using].ops.quote_name
     placeholders = ", ".join(["%s"] * len(fields))
-    if async_commit:
+    if select_tail is not None:
+        # One row only: PostgreSQL gives the parameters of a single SELECT the target
+        # columns' types, where a UNION of several would make an untyped NULL text.
         if count != 1:
-            raise ValueError("async_commit inserts one row")
-        source = f"SELECT {placeholders} FROM {_ASYNC_COMMIT}"
+            raise ValueError("an INSERT ... SELECT inserts one row")
+        source = f"SELECT {placeholders} {select_tail}"
     else:
         source = "VALUES " + ", ".join([f"({placeholders})"] * count)
     sql = "INSERT INTO {} ({}) {} {}".format(
@@ -170,13 +175,49 @@ def insert_instances(instances: list, using: str = DEFAULT_DB_ALIAS) -> None:
     statements = [insert_sql(model, rows, using=using) for model, rows in rows_by_model.items()]
     connection = connections[using]
     if len(statements) > 1 and connection.vendor == "postgresql":
-        *chained, (last_sql, _) = statements
-        sql = "WITH {} {}".format(
-            ", ".join(f"insert_{n} AS ({sql})" for n, (sql, _) in enumerate(chained)), last_sql
-        )
-        statements = [(sql, [param for _, params in statements for param in params])]
+        statements = [_chained([], statements)]
     with connection.cursor() as cursor:
         for sql, params in statements:
             cursor.execute(sql, params)
     for obj in instances:
         mark_stored(obj, using)
+
+
+def insert_instances_if(update: tuple[str, list], instances: list, using=DEFAULT_DB_ALIAS) -> bool:
+    """insert_instances(instances) only if `update` (an UPDATE's sql and params, on at most one
+    row) changes a row; -> whether it did. For writes fenced by a row that only one writer
+    gets to change (a claim still held, an operation still started): the fence and the writes
+    in one round trip on PostgreSQL, where the UPDATE runs in a WITH and each instance is an
+    INSERT ... SELECT that yields its row only if the UPDATE returned one; elsewhere the
+    UPDATE, then the inserts if it changed a row."""
+    connection = connections[using]
+    if connection.vendor != "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute(*update)
+            changed = cursor.rowcount > 0
+        if changed:
+            insert_instances(instances, using)
+        return changed
+    sql, params = update
+    only_if_changed = "WHERE EXISTS (SELECT FROM changed)"
+    inserts = [
+        insert_sql(type(obj), [instance_values(obj)], select_tail=only_if_changed, using=using)
+        for obj in instances
+    ]
+    with connection.cursor() as cursor:
+        cursor.execute(*_chained([("changed", f"{sql} RETURNING 1", params)], inserts))
+        changed = cursor.rowcount > 0
+    if changed:
+        for obj in instances:
+            mark_stored(obj, using)
+    return changed
+
+
+def _chained(named: list[tuple[str, str, list]], statements: list[tuple[str, list]]):
+    """-> (sql, params) of one statement: the `named` ones (name, sql, params) and all but the
+    last of `statements` in a WITH, then the last. PostgreSQL runs every data-modifying part of
+    a WITH, read or not, on one snapshot: none sees another's rows, only what it RETURNs."""
+    *rest, (last_sql, last_params) = statements
+    parts = named + [(f"insert_{n}", sql, params) for n, (sql, params) in enumerate(rest)]
+    sql = "WITH {} {}".format(", ".join(f"{name} AS ({sql})" for name, sql, _ in parts), last_sql)
+    return sql, [param for *_, params in parts for param in params] + last_params

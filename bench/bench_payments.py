@@ -51,6 +51,8 @@ DEFAULT_REDIS = "redis://127.0.0.1:6379/9"
 
 
 def service_env(args) -> dict:
+    """The service's environment; every command of the service runs in its checkout (--app),
+    which PYTHONPATH names."""
     return {
         **os.environ,
         "DATABASE_URL": args.database_url,
@@ -61,7 +63,7 @@ def service_env(args) -> dict:
         "LOG_LEVEL": "WARNING",
         "DATABASE_POOL_MAX": str(args.pool_max),
         "DJANGO_SETTINGS_MODULE": "config.settings",
-        "PYTHONPATH": str(ROOT),
+        "PYTHONPATH": str(Path(args.app).resolve()),
         # Throughput, not the limiter, is measured: lift the per-key limits out of the way.
         "API_RATE_LIMIT_TEST_RATE": "1000000",
         "API_RATE_LIMIT_TEST_BURST": "1000000",
@@ -78,7 +80,12 @@ def recreate_database(url: str) -> None:
 
 def manage(env: dict, *argv: str) -> str:
     done = subprocess.run(
-        [PYTHON, "manage.py", *argv], cwd=ROOT, env=env, capture_output=True, text=True, check=True
+        [PYTHON, "manage.py", *argv],
+        cwd=env["PYTHONPATH"],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
     )
     return done.stdout
 
@@ -106,7 +113,7 @@ print("\\n".join(t.id for t in tokens))
 def create_tokens(env: dict, merchant_id: str, count: int) -> list[str]:
     done = subprocess.run(
         [PYTHON, "-c", SETUP_TOKENS, merchant_id, str(count)],
-        cwd=ROOT,
+        cwd=env["PYTHONPATH"],
         env=env,
         capture_output=True,
         text=True,
@@ -134,7 +141,7 @@ def start_server(env: dict, args) -> subprocess.Popen:
             "warning",
             "config.wsgi:application",
         ],
-        cwd=ROOT,
+        cwd=env["PYTHONPATH"],
         env=env,
     )
     for _ in range(100):
@@ -335,12 +342,27 @@ def machine_cpu_seconds() -> float:
     return (user + nice + system + irq + softirq + steal) / CLOCK_TICKS
 
 
-def cpu_meters(server_pid: int) -> dict:
-    """Meters for the app server (granian and its workers), PostgreSQL's live backends (the
-    server's pooled connections) and the whole machine (load generator included)."""
+def backend_of(database: str):
+    """A cpu_seconds() predicate: a PostgreSQL backend connected to `database` (its process
+    title names the database), so that a server shared with other work counts only ours."""
+    title = f" {database} ".encode()
+
+    def predicate(pid: int, _ppid: int, command: str) -> bool:
+        try:
+            return command == "postgres" and title in Path(f"/proc/{pid}/cmdline").read_bytes()
+        except OSError:
+            return False  # gone meanwhile
+
+    return predicate
+
+
+def cpu_meters(server_pid: int, database: str) -> dict:
+    """Meters for the app server (granian and its workers), PostgreSQL's live backends on the
+    bench database (the server's pooled connections) and the whole machine (load generator
+    included)."""
     return {
         "app": lambda: cpu_seconds(lambda pid, ppid, _: server_pid in (pid, ppid)),
-        "postgres": lambda: cpu_seconds(lambda pid, ppid, command: command == "postgres"),
+        "postgres": lambda: cpu_seconds(backend_of(database)),
         "machine": machine_cpu_seconds,
     }
 
@@ -389,8 +411,9 @@ def component(filename: str) -> str:
     """A profiled function's file -> the part of the stack it belongs to."""
     if "site-packages/" in filename:
         return filename.split("site-packages/")[1].split("/")[0]
-    if str(ROOT) in filename:
-        return "ours: " + filename.split(str(ROOT) + "/")[1].split("/")[0]
+    app = os.getcwd()  # the service's checkout: profile() runs this there
+    if app in filename:
+        return "ours: " + filename.split(app + "/")[1].split("/")[0]
     return "stdlib/builtins"
 
 
@@ -452,7 +475,9 @@ def profile_in_process(secret: str, tokens: list[str]) -> None:
 
 
 def profile(env, secret, tokens):
-    subprocess.run([PYTHON, __file__, "_profile", secret, *tokens], cwd=ROOT, env=env, check=True)
+    subprocess.run(
+        [PYTHON, __file__, "_profile", secret, *tokens], cwd=env["PYTHONPATH"], env=env, check=True
+    )
 
 
 def main():
@@ -462,6 +487,12 @@ def main():
         default=os.environ.get("BENCH_DATABASE_URL") or local_database_url("svc_bench"),
     )
     parser.add_argument("--redis-url", default=os.environ.get("BENCH_REDIS_URL", DEFAULT_REDIS))
+    parser.add_argument(
+        "--app",
+        default=str(ROOT),
+        help="the checkout whose service is measured, run with this one's venv (A/B runs "
+        "against another commit: git worktree add ../before <commit>)",
+    )
     parser.add_argument("--concurrency", type=int, nargs="+", default=[1, 8, 32])
     parser.add_argument("--seconds", type=float, default=5.0)
     parser.add_argument("--workers", type=int, default=2)  # as the Procfile
@@ -496,7 +527,7 @@ def main():
         print(f"{'clients':>7} | {'stack pay/s':>11} {'p50 ms':>7} {'p99 ms':>7} | "
               f"{'floor pay/s':>11} {'p50 ms':>7} {'p99 ms':>7} | ratio | "
               "CPU ms/payment: app, PostgreSQL, load generator, machine")  # fmt: skip
-        meters = cpu_meters(server.pid)
+        meters = cpu_meters(server.pid, args.database_url.rpartition("/")[2])
         for concurrency in args.concurrency:
             tokens = create_tokens(env, merchant_id, args.tokens)
             (latencies, elapsed, client_cpu, statuses), cpu = cpu_per_payment(
@@ -545,7 +576,7 @@ def main():
 
 if __name__ == "__main__":
     if sys.argv[1:2] == ["_profile"]:
-        sys.path.insert(0, str(ROOT))
+        sys.path.insert(0, os.getcwd())
         profile_in_process(sys.argv[2], sys.argv[3:])
     else:
         main()

@@ -147,6 +147,9 @@ else:
     # "Performance"). Off for a pooler that cannot keep prepared statements (PgBouncer in
     # transaction mode).
     options["server_side_binding"] = env.bool("DATABASE_SERVER_SIDE_BINDING", default=True)
+    # Django leaves psycopg's preparing off unless OPTIONS asks for it, so until 2026-11-23
+    # nothing was prepared (~1 ms of PostgreSQL CPU a payment: docs/payments.md "Benchmark").
+    options["prepare_threshold"] = 5 if options["server_side_binding"] else None
     if env.bool("DATABASE_POOL", default=True):
         DATABASES["default"]["CONN_MAX_AGE"] = 0  # the pool owns connection lifetime
         options["pool"] = {

@@ -8,7 +8,7 @@ from django.utils import timezone
 from django.utils.module_loading import import_string
 
 from accounts.models import Merchant
-from api.rows import insert_instances
+from api.rows import insert_instances, insert_instances_if
 from events.catalogue import EVENT_TYPES
 from events.models import Event
 
@@ -63,12 +63,17 @@ def emit_all(
     api_version: str | None = None,
     fan_out: bool = True,
     new_resource=None,
+    only_if: tuple[str, list] | None = None,
 ) -> list[Event]:
     """emit() for several types about the same state of one resource (a payment created and
     captured in one call), written in one INSERT, in the order given.
 
     `new_resource`: the resource's own row, not yet stored (a payment being created), is
-    inserted in the same statement as its events: one round trip fewer on every create."""
+    inserted in the same statement as its events: one round trip fewer on every create.
+    `only_if`: an UPDATE (sql, params) the writes depend on (a connector operation marked
+    applied): run in the same statement, and the rows inserted only if it changed a row
+    (api.rows.insert_instances_if); -> [] when it changed none (nothing written or fanned
+    out)."""
     if unknown := [t for t in types if t not in EVENT_TYPES]:
         raise ValueError(f"unknown event type {unknown[0]!r}")
     if not transaction.get_connection().in_atomic_block:
@@ -91,7 +96,11 @@ def emit_all(
         )
         for type in types
     ]
-    insert_instances([new_resource, *events] if new_resource is not None else events)
+    rows = [new_resource, *events] if new_resource is not None else events
+    if only_if is None:
+        insert_instances(rows)
+    elif not insert_instances_if(only_if, rows):
+        return []
     for hook in hooks:
         hook(events)
     return events

@@ -13,14 +13,17 @@ again with the same key and applies the answer (`operations_to_recover`).
 """
 
 import datetime
+import functools
 import logging
 from collections.abc import Callable, Iterable
 
 from django.conf import settings
+from django.db import connection
 from django.utils import timezone
 
 from api.errors import ProcessingFailed, ServiceError
-from api.idempotency import claim_hold
+from api.idempotency import held_claim_id, insert_while_held
+from api.rows import Columns
 from payments.models import Operation
 
 STARTED = Operation.State.STARTED
@@ -53,16 +56,17 @@ def operation_start(
     refund_id: str | None = None,
 ) -> Operation:
     """Step 1's record, inside the caller's transaction, linked to the request's
-    Idempotency-Key claim (checked still held: a request a retry took over starts nothing)."""
+    Idempotency-Key claim and inserted by the statement that checks the claim is still held
+    (a request a retry took over starts nothing)."""
     operation = Operation(
         kind=kind,
         payment_id=payment_id,
         refund_id=refund_id,
         request=request,
         api_version=api_version,
-        idempotency_record_id=claim_hold(),
+        idempotency_record_id=held_claim_id(),
     )
-    operation.save(force_insert=True)
+    insert_while_held([operation])
     return operation
 
 
@@ -86,14 +90,29 @@ def resumable(claim, work: Callable[[], object], recover: Callable[[Operation], 
     return lambda: recover(operation)
 
 
+@functools.cache
+def _mark_sql() -> str:
+    """The states are literals (plain words of ours), the id the one parameter: a create's
+    chained statement then keeps to the 50 parameters up to which psycopg caches its parsing
+    of a statement's text (~0.2 ms of CPU a create)."""
+    o = Columns(Operation)
+    applied, started = (f"'{state.value}'" for state in (Operation.State.APPLIED, STARTED))
+    return f"UPDATE {o.table} SET {o.state} = {applied} WHERE {o.id} = %s AND {o.state} = {started}"
+
+
+def operation_applying(operation: Operation) -> tuple[str, list]:
+    """-> (sql, params) of the UPDATE that marks the operation applied if it is still
+    `started`: it changes a row for exactly one writer. By hand, as it runs on every
+    operation; `operation_apply` runs it, a create chains its inserts to it."""
+    return _mark_sql(), [operation.pk]
+
+
 def operation_apply(operation: Operation) -> bool:
     """Step 3, inside the transaction that writes the answer: True for the one writer that
     marks it applied; False when another (recovery, or the original request) already did."""
-    return bool(
-        Operation.objects.filter(pk=operation.pk, state=STARTED).update(
-            state=Operation.State.APPLIED
-        )
-    )
+    with connection.cursor() as cursor:
+        cursor.execute(*operation_applying(operation))
+        return cursor.rowcount == 1
 
 
 def operation_abandon(operation: Operation) -> None:

@@ -28,6 +28,7 @@ from payments.models import Operation, Payment, Token, empty_outcome
 from payments.operations import (
     operation_abandon,
     operation_apply,
+    operation_applying,
     operation_start,
     refuse_if_busy,
 )
@@ -99,11 +100,12 @@ def _emit(
     api_version: str | None,
     *,
     new: bool = False,
-):
+    only_if: tuple[str, list] | None = None,
+) -> list:
     """The events of `types` about the payment as it is now; `new`: the payment is not stored
-    yet and is inserted with them."""
+    yet and is inserted with them; `only_if`: see emit_all (-> [] when nothing was written)."""
     after = payment_to_dict(payment)
-    emit_all(
+    return emit_all(
         merchant=payment.merchant,
         livemode=payment.livemode,
         types=types,
@@ -111,6 +113,7 @@ def _emit(
         previous_attributes=previous_attributes(before, after),
         api_version=api_version,
         new_resource=payment if new else None,
+        only_if=only_if,
     )
 
 
@@ -315,15 +318,16 @@ def _outcome(operation: Operation, applied: Applied) -> Payment:
 
 
 def _apply_create(operation: Operation, payment: Payment, answer: Authorization) -> Applied:
-    if not operation_apply(operation):
-        return Applied(Payment.objects.select_related("merchant").get(pk=payment.pk))
     now = timezone.now()
     payment.created = now
     target = _take_authorization(payment, answer, now)
     check_transition(None, Trigger.CREATE, target)
-    # payment.created for every new payment, then the event of the status it landed in.
+    # payment.created for every new payment, then the event of the status it landed in; all
+    # inserted by the statement that marks the operation applied, only if it does.
     types = ["payment.created", _status_event(payment)]
-    _emit(payment, types, None, operation.api_version, new=True)
+    applying = operation_applying(operation)
+    if not _emit(payment, types, None, operation.api_version, new=True, only_if=applying):
+        return Applied(Payment.objects.select_related("merchant").get(pk=payment.pk))
     return Applied(payment)
 
 

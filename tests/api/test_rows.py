@@ -9,7 +9,7 @@ from django.utils import timezone
 
 from accounts.models import ApiKey, Merchant
 from api.ids import new_id
-from api.rows import ModelRows, insert_instances, insert_rows
+from api.rows import ModelRows, insert_instances, insert_instances_if, insert_rows
 from events.models import Event
 
 pytestmark = pytest.mark.django_db
@@ -89,6 +89,49 @@ def test_instances_of_several_models_go_in_one_statement_on_postgresql(merchant)
     assert fields_of(ApiKey.objects.get(pk=key.pk)) == fields_of(key)
     assert model_to_dict(Event.objects.get(pk=event.pk)) == model_to_dict(event)
     assert not other._state.adding and not key._state.adding and not event._state.adding
+
+
+def _renamed(merchant, old: str, new: str) -> tuple[str, list]:
+    """An UPDATE that changes the merchant's row only while its name is `old`."""
+    sql = "UPDATE accounts_merchant SET name = %s WHERE id = %s AND name = %s"
+    return sql, [new, merchant.pk, old]
+
+
+def _event_about(merchant, resource_id: str) -> Event:
+    """dispatched_at and dead_lettered_at stay NULL: untyped parameters a multi-row SELECT
+    would turn into text."""
+    return Event(
+        merchant=merchant, livemode=False, type="payment.created", api_version="2026-08-19",
+        resource_id=resource_id, data={"object": {"id": resource_id}, "previous_attributes": {}},
+    )  # fmt: skip
+
+
+def test_insert_instances_if_writes_with_an_update_that_changes_a_row(merchant):
+    other = Merchant(name="New", email="n@x.test")
+    events = [_event_about(other, "pay_1"), _event_about(other, "pay_1")]
+    statements = []
+    with connection.execute_wrapper(
+        lambda run, sql, *rest: statements.append(sql) or run(sql, *rest)
+    ):
+        written = insert_instances_if(
+            _renamed(merchant, merchant.name, "Renamed"), [other, *events]
+        )
+    assert written is True
+    assert len(statements) == (1 if connection.vendor == "postgresql" else 3)
+    assert Merchant.objects.get(pk=merchant.pk).name == "Renamed"
+    assert fields_of(Merchant.objects.get(pk=other.pk)) == fields_of(other)
+    stored = Event.objects.filter(resource_id="pay_1").order_by("id")
+    assert [model_to_dict(e) for e in stored] == [model_to_dict(e) for e in events]
+    assert not any(obj._state.adding for obj in [other, *events])
+
+
+def test_insert_instances_if_writes_nothing_when_its_update_changes_no_row(merchant):
+    event = _event_about(merchant, "pay_2")
+    written = insert_instances_if(_renamed(merchant, "not its name", "Renamed"), [event])
+    assert written is False
+    assert not Event.objects.filter(resource_id="pay_2").exists()
+    assert Merchant.objects.get(pk=merchant.pk).name != "Renamed"
+    assert event._state.adding
 
 
 def test_insert_rows_returns_what_returning_asks_for():
