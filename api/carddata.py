@@ -13,13 +13,16 @@ The rules are written out in docs/request-safety.md ("Raw-card guard"); in short
 Log redaction hides the same shapes, Luhn-valid or not (`redact`).
 
 Every pass is linear in the body: bounded regular expressions (possessive, no nested
-repetition) and a Python step per candidate, of which there are at most a few per digit run.
+repetition), and one Luhn check of all the candidates (at most a few per digit run) together,
+a few C-level operations on all their digits rather than a Python step per candidate.
 """
 
 import json
 import re
 import unicodedata
 from dataclasses import dataclass
+from itertools import compress, repeat
+from operator import itemgetter
 
 from api.errors import ValidationFailed
 
@@ -80,64 +83,107 @@ def _comparable(text: str) -> str:
 _SEP = r"(?:[-./_]|[ \t]{1,4}+)"
 _EDGE = r"(?![0-9A-Za-z])"  # a group ends where no digit or letter follows
 
-
-def _layouts(n: int) -> str:
-    """Card layouts with one separator throughout (named `s<n>`); `fifth<n>` is the short
-    group after 4-4-4-4, which may be a security code rather than part of the number."""
-    sep = rf"(?P=s{n})"
-    fifth = rf"(?:{sep}(?P<fifth{n}>[0-9]{{1,3}}+){_EDGE})?"
-    fours = rf"[0-9]{{4}}{sep}[0-9]{{4}}{sep}[0-9]{{1,4}}+{fifth}"
-    return rf"[0-9]{{4}}(?P<s{n}>{_SEP})(?:{fours}|[0-9]{{6}}{sep}[0-9]{{4,5}}+)"
-
+# Card layouts with one separator throughout (`s`). `fifth` is the short group after
+# 4-4-4-4, which may be a security code rather than part of the number: `number` is the
+# window without it (`fours` marks the 4-4-4-4 layouts, the only ones it may follow).
+_LAYOUT = (
+    rf"(?P<number>[0-9]{{4}}(?P<s>{_SEP})(?:"
+    rf"[0-9]{{4}}(?P=s)[0-9]{{4}}(?P=s)[0-9]{{1,4}}+(?P<fours>)|[0-9]{{6}}(?P=s)[0-9]{{4,5}}+))"
+    rf"(?(fours)(?:(?P=s)(?P<fifth>[0-9]{{1,3}}+){_EDGE}|))"
+)
 
 # A run of digit groups may hold numbers beside the card ("qty 2 4242 4242 4242 4242",
 # "4242 4242 4242 4242 1230 123"): layouts are tried at the start of a run and at its end,
-# which keeps the candidates to a few per run however long it is.
+# which keeps the candidates to a few per run however long it is. (`run_starts` marks a
+# layout at the start of its run; one that starts anywhere else must end the run.)
 _RUN_STARTS_HERE = r"(?<![0-9][-./_\t ])(?<![0-9][ \t]{2})(?<![0-9][ \t]{3})(?<![0-9][ \t]{4})"
 _RUN_ENDS_HERE = r"(?![-./_][0-9])(?![ \t]{1,4}+[0-9])"
+# Each match takes the character before its window, which is no digit or letter: a pattern
+# that starts with a character class is searched for by a C loop that skips every other
+# character, where a lookbehind starts a match attempt at every position. Windows start at
+# different positions, so no two need the same character (the text gets one in front:
+# `_searchable`).
 CARD_SHAPED = re.compile(
-    rf"""(?<![0-9A-Za-z])(?=[0-9]{{4}})  # cheap tests first: most positions fail here
+    rf"""[^0-9A-Za-z](?=[0-9]{{4}})  # cheap tests first: most positions fail here
     (?=(?P<card>
         [0-9]{{13,19}}+{_EDGE}
-      | {_RUN_STARTS_HERE}{_layouts(1)}{_EDGE}
-      | {_layouts(2)}{_EDGE}{_RUN_ENDS_HERE}
+      | (?:{_RUN_STARTS_HERE}(?P<run_starts>)|){_LAYOUT}{_EDGE}(?(run_starts)|{_RUN_ENDS_HERE})
     ))""",
     re.VERBOSE,
 )
+_CARD, _NUMBER, _FIFTH = (
+    itemgetter(CARD_SHAPED.groupindex[name] - 1) for name in ("card", "number", "fifth")
+)
 
 
-def _numbers_in(
-    card: str, lead_separator: str, lead_fifth: str, trail_separator: str, trail_fifth: str
-) -> tuple[str, ...]:
-    """The digits of a card-shaped window (a CARD_SHAPED match's groups) and, when it ends
-    in a short fifth group, the digits without it too."""
-    separator, fifth = lead_separator or trail_separator, lead_fifth or trail_fifth
-    digits = card.replace(separator, "") if separator else card
-    return (digits, digits[: -len(fifth)]) if fifth else (digits,)
+def _searchable(text: str) -> str:
+    """The text as CARD_SHAPED reads it: `_comparable`, after a character that is no digit
+    or letter, so a window at the start has one before it too. Positions shift by one."""
+    return "\n" + _comparable(text)
 
 
-_DOUBLED = bytes.maketrans(b"0123456789", b"0246813579")  # 2d, less 9 when over 9
+_SEPARATOR_BYTES = _SEPARATORS.encode("ascii")
+
+
+def _digits_of(candidates: list[str]) -> list[bytes]:
+    """Each candidate's digits, its separators dropped: in one pass over all of them."""
+    joined = "\n".join(candidates).encode("ascii")  # ASCII: CARD_SHAPED matches ASCII only
+    return joined.translate(None, _SEPARATOR_BYTES).split(b"\n")
+
+
+_DIGIT_VALUES = bytes.maketrans(b"0123456789", bytes(range(10)))
+_DOUBLED_VALUES = bytes.maketrans(b"0123456789", bytes([0, 2, 4, 6, 8, 1, 3, 5, 7, 9]))
+_ENDS_IN_ZERO = bytes(total % 10 == 0 for total in range(256))
+
+
+def _luhn_sums(numbers: bytes, width: int) -> bytes:
+    """The Luhn sum of each of the `width`-digit numbers (`width` even) written end to end in
+    `numbers`, one byte each, in a few C-level steps however many numbers there are. With
+    an even width the digits at even offsets are the doubled ones (every second one from the
+    right). Each doubled digit is added to the plain one after it, a byte per pair, and each
+    number's pairs are summed by multiplying by 1 + 256 + 256**2 + ...: a byte of the
+    product is the sum of `width / 2` neighbouring pairs, at most 14 * 18 = 252 for up to 28
+    digits, so no carry crosses into another byte."""
+    half, size = width // 2, len(numbers) // 2
+    pairs = int.from_bytes(numbers[0::2].translate(_DOUBLED_VALUES), "little")
+    pairs += int.from_bytes(numbers[1::2].translate(_DIGIT_VALUES), "little")
+    sliding = pairs * int.from_bytes(b"\x01" * half, "little")
+    last_pairs = slice(half - 1, size, half)  # a number's sum is at its last pair's byte
+    return sliding.to_bytes(size + half, "little")[last_pairs]
+
+
+def _any_luhn_valid(numbers: list[bytes]) -> bool:
+    """Whether any of these ASCII digit strings (1 to 28 digits each) passes the Luhn check,
+    all checked together, each padded with zeros in front (which add nothing to its sum) to
+    one even width."""
+    width = max(map(len, numbers))
+    width += width % 2
+    padded = b"".join(map(bytes.zfill, numbers, repeat(width)))
+    return 1 in _luhn_sums(padded, width).translate(_ENDS_IN_ZERO)
 
 
 def luhn_valid(digits: str) -> bool:
-    encoded = digits.encode("ascii")
-    doubled = encoded[-2::-2].translate(_DOUBLED)
-    return (sum(encoded[-1::-2]) + sum(doubled) - 48 * len(encoded)) % 10 == 0
+    """Whether a number of 1 to 28 ASCII digits passes the Luhn check."""
+    return _any_luhn_valid([digits.encode("ascii")])
 
 
 def contains_card_number(text: str) -> bool:
     if len(text) < CARD_MIN_DIGITS:
         return False
-    windows = CARD_SHAPED.findall(_comparable(text))  # overlapping ones included
-    return any(luhn_valid(number) for window in windows for number in _numbers_in(*window))
+    windows = CARD_SHAPED.findall(_searchable(text))  # overlapping ones included
+    if not windows:
+        return False
+    candidates = list(map(_CARD, windows))
+    candidates += compress(map(_NUMBER, windows), map(_FIFTH, windows))  # and without a fifth
+    return _any_luhn_valid(_digits_of(candidates))
 
 
 def redact(text: str) -> str:
     """Text with every card-shaped window replaced, Luhn-valid or not: logs lose nothing
     useful, and a number that only looks like a card (a mistyped one) is hidden too."""
     pieces, kept_until = [], 0
-    for window in CARD_SHAPED.finditer(_comparable(text)):
-        start, end = window.span("card")
+    for window in CARD_SHAPED.finditer(_searchable(text)):
+        start, end = window.start("card") - 1, window.end("card") - 1  # `_searchable` shifts
         if start >= kept_until:
             pieces += [text[kept_until:start], REDACTED]
         kept_until = max(kept_until, end)  # an overlapping window widens the redaction

@@ -81,6 +81,12 @@ BODIES = {
     "worst: full-width digits": repeated("４２４２－４２４２－４２４２－４２４１ ", '"', '"'),
     "worst: nested JSON": repeated(nested(500) + ",", "[", "0]"),
     "worst: objects with expiry-like keys": json_list([{"expires_at": "2030-01-01", "n": 1}]),
+    # a key an expiry or security code could be under makes the guard walk the document,
+    # scanning every string on its own
+    "worst: walked, ungrouped near-misses": json_list([{"cvc": None}] + [4242424242424241] * 99),
+    "worst: walked, near-misses, 5 groups": json_list(
+        [{"exp": None}] + ["4242.4242.4242.4241.12"] * 99
+    ),
     "worst: tiny values and escapes": json_list(["\n"] + [1] * 1000),
 }
 
