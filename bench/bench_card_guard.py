@@ -41,6 +41,13 @@ def json_list(items: list) -> bytes:
         size += len(text) + 2
 
 
+def json_list_ending(items: list, last) -> bytes:
+    """`items`, cycled, in a JSON list of at most SIZE bytes whose last item is `last`."""
+    room = SIZE - len(json.dumps(last)) - 2
+    head = json_list(items)[: room - 1].rpartition(b", ")[0]
+    return head + b", " + json.dumps(last).encode() + b"]"
+
+
 def failing_luhn(digits: str) -> str:
     """An order number: card-like digits whose last one is not the Luhn check digit."""
     return next(digits[:-1] + last for last in "0123456789" if not luhn_valid(digits[:-1] + last))
@@ -88,6 +95,15 @@ BODIES = {
         [{"exp": None}] + ["4242.4242.4242.4241.12"] * 99
     ),
     "worst: tiny values and escapes": json_list(["\n"] + [1] * 1000),
+    "worst: walked, tiny values": json_list([{"cvc": None}] + [1] * 1000),
+    # a card number found in the text makes the guard walk to name its field, checking
+    # every string it passes on the way on its own: the card is last
+    "worst: a card after near-misses, 5 groups": json_list_ending(
+        ["4242.4242.4242.4241.12"], "4242.4242.4242.4242.12"
+    ),
+    "worst: a card after ungrouped near-misses": json_list_ending(
+        [4242424242424241], 4242424242424242
+    ),
 }
 
 

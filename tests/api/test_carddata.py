@@ -219,6 +219,14 @@ def test_every_character_nfkc_makes_an_ascii_digit_or_separator_is_mapped():
         (b'{"n": "4242\\t4242\\t4242\\t4242"}', "n"),  # tabs as JSON escapes
         (b'{"n": "4242\\/4242\\/4242\\/4242"}', "n"),
         (b'{"n": "\\uff14\\uff12\\uff14\\uff12424242424242 4242"}', "n"),
+        # After an escaped control character or quote: the decoded text is not re-escaped
+        # (`n4242...` would be glued to a letter); no key hint makes the guard walk here.
+        (b'{"note": "hello\\n4242 4242 4242 4242"}', "note"),
+        (b'{"note": "line\\r\\n4242424242424242"}', "note"),
+        (b'{"note": "\\u00014242 4242 4242 4242"}', "note"),
+        (b'{"note": "say \\"4242 4242 4242 4242\\""}', "note"),
+        (b'{"note": "a\\\\4242 4242 4242 4242"}', "note"),
+        (b'{"note": "\\b4242 4242 4242 4242\\f"}', "note"),
     ],
 )
 def test_escaped_and_spelled_out_forms_are_found(body, param):

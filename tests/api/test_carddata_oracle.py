@@ -3,13 +3,24 @@ replaced, kept below as the oracle: the new one checks every candidate window's 
 once instead of one window at a time (issue 12), and must find and redact exactly what the
 old one did, on texts mixing digit groups, separators, letters and full-width digits."""
 
+import json
 import re
 
 from hypothesis import find, given
 from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 
-from api.carddata import ASCII_EQUIVALENTS, REDACTED, contains_card_number, redact
+from api.carddata import (
+    ASCII_EQUIVALENTS,
+    REDACTED,
+    CardDataFound,
+    _card_field_in_object,
+    _decode,
+    _Object,
+    contains_card_number,
+    find_card_data,
+    redact,
+)
 
 # --- the oracle: api/carddata.py as of 377f1c2, one Python step per window ------------------
 
@@ -138,3 +149,57 @@ def test_the_texts_hold_cards_and_redacted_near_misses():
     numbers that fail Luhn (found by neither, redacted by both)."""
     find(TEXTS, old_contains_card_number, settings=PROPERTY)
     find(TEXTS, redacted_but_not_a_card, settings=PROPERTY)
+
+
+# --- the guard's text scan against a walk that checks every string on its own ---------------
+
+ESCAPED = st.sampled_from(["\n", "\r", "\x01", '"', "\\", "\b", "\t"])  # JSON escapes these
+STRINGS = st.lists(TEXTS | ESCAPED | st.tuples(ESCAPED, card_like(" ")).map("".join), max_size=3)
+KEYS = st.sampled_from(["note", "ref", "cvc", "exp", "card_code", "items", "a\n4242"])
+DOCUMENTS = st.recursive(
+    STRINGS.map("".join) | st.integers(0, 10**19) | st.none(),
+    lambda children: (
+        st.lists(children, max_size=4)
+        | st.dictionaries(KEYS | STRINGS.map("".join), children, max_size=4)
+    ),
+    max_leaves=12,
+)
+
+
+def walked(raw: bytes):
+    """What the guard found before it checked strings in one pass (377f1c2): the document
+    walked in order, the key-name rules of each object, then each key and string on its own."""
+    return _walked(_decode(raw.decode()), ())
+
+
+def _walked(node, path: tuple):
+    if isinstance(node, _Object):
+        found = _card_field_in_object(node, path)
+        for key, value in [] if found else node:
+            if old_contains_card_number(key):
+                return CardDataFound("card number", ".".join(map(str, path)) or None)
+            if found := _walked(value, path + (key,)):
+                return found
+        return found
+    if isinstance(node, list):
+        return next(filter(None, (_walked(v, path + (i,)) for i, v in enumerate(node))), None)
+    if isinstance(node, str) and old_contains_card_number(node):
+        return CardDataFound("card number", ".".join(map(str, path)) or None)
+    return None
+
+
+@PROPERTY
+@given(DOCUMENTS, st.booleans())
+def test_the_guard_finds_what_a_walk_of_every_string_finds(document, ascii_only):
+    """The guard checks strings one by one only when its scan of the text found a card
+    number: so the text scan (escapes decoded) must find every number the walk would."""
+    raw = json.dumps(document, ensure_ascii=ascii_only).encode()
+    assert find_card_data(raw) == walked(raw)
+
+
+def test_the_documents_hold_cards_after_escapes():
+    def card_after_an_escape(document) -> bool:
+        raw = json.dumps(document).encode()
+        return walked(raw) is not None and re.search(rb"\\[nrbu\"][0-9]", raw) is not None
+
+    find(DOCUMENTS, card_after_an_escape, settings=PROPERTY)
