@@ -54,7 +54,7 @@ class DeferredWrites:
             for key, (write, deadline) in pending:
                 if time.monotonic() < deadline and not self._succeeds(write):
                     continue
-                with self._lock:
+                with self._lock:  # done with, unless a newer write for the key came meanwhile
                     if self._pending.get(key, (None,))[0] is write:
                         del self._pending[key]
         finally:
