@@ -104,9 +104,8 @@ def test_revoking_a_test_key_asks_first_then_revokes_and_logs(staff_client, new_
 def test_revoking_a_live_key_needs_the_typed_word(staff_client, new_merchant):
     key = new_merchant.keys["live"]["secret"].api_key
     untyped = revoke(staff_client, key, confirmed="yes")
-    assert (
-        untyped.status_code == 200 and "live-mode objects are affected" in untyped.content.decode()
-    )
+    assert untyped.status_code == 200
+    assert "live-mode objects are affected" in untyped.content.decode()
     assert ApiKey.objects.get(pk=key.pk).revoked_at is None
     assert revoke(staff_client, key, confirmed="yes", typed="LIVE").status_code == 302
     assert ApiKey.objects.get(pk=key.pk).revoked_at is not None
