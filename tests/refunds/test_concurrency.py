@@ -27,7 +27,7 @@ def test_partial_refunds_racing_stop_at_the_captured_amount(http):
         (422, "payment_in_progress"),
     }
     succeeded = outcomes[(201, None)]
-    assert 1 <= succeeded <= 3
+    assert succeeded in (1, 2, 3)
     final = Payment.objects.get(pk=payment["id"])
     assert (final.status, final.amount_refunded) == ("partially_refunded", 300 * succeeded)
     assert Event.objects.filter(type="refund.succeeded").count() == succeeded
