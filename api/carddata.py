@@ -84,11 +84,12 @@ _SEP = r"(?:[-./_]|[ \t]{1,4}+)"
 _EDGE = r"(?![0-9A-Za-z])"  # a group ends where no digit or letter follows
 
 # Card layouts with one separator throughout (`s`). `fifth` is the short group after
-# 4-4-4-4, which may be a security code rather than part of the number: `number` is the
-# window without it (`fours` marks the 4-4-4-4 layouts, the only ones it may follow).
+# 4-4-4-4, which may be a security code rather than part of the number: the window holds a
+# card number also when it passes without it (`fours` marks the 4-4-4-4 layouts, the only
+# ones it may follow).
 _LAYOUT = (
-    rf"(?P<number>[0-9]{{4}}(?P<s>{_SEP})(?:"
-    rf"[0-9]{{4}}(?P=s)[0-9]{{4}}(?P=s)[0-9]{{1,4}}+(?P<fours>)|[0-9]{{6}}(?P=s)[0-9]{{4,5}}+))"
+    rf"[0-9]{{4}}(?P<s>{_SEP})(?:"
+    rf"[0-9]{{4}}(?P=s)[0-9]{{4}}(?P=s)[0-9]{{1,4}}+(?P<fours>)|[0-9]{{6}}(?P=s)[0-9]{{4,5}}+)"
     rf"(?(fours)(?:(?P=s)(?P<fifth>[0-9]{{1,3}}+){_EDGE}|))"
 )
 
@@ -111,9 +112,8 @@ CARD_SHAPED = re.compile(
     ))""",
     re.VERBOSE,
 )
-_CARD, _NUMBER, _FIFTH = (
-    itemgetter(CARD_SHAPED.groupindex[name] - 1) for name in ("card", "number", "fifth")
-)
+_CARD_GROUP, _FIFTH_GROUP = CARD_SHAPED.groupindex["card"], CARD_SHAPED.groupindex["fifth"]
+_CARD, _FIFTH = itemgetter(_CARD_GROUP), itemgetter(_FIFTH_GROUP)  # of a match
 
 
 def _searchable(text: str) -> str:
@@ -171,15 +171,29 @@ def luhn_valid(digits: str) -> bool:
     return _luhn_flags([digits.encode("ascii")]) == b"\x01"
 
 
-def contains_card_number(text: str) -> bool:
+def first_card_number_at(text: str) -> int | None:
+    """Where the first card number in `text` starts, or None: one scan, its windows' positions
+    kept, so a caller can tell which part of the text holds it without scanning again."""
     if len(text) < CARD_MIN_DIGITS:
-        return False
-    windows = CARD_SHAPED.findall(_searchable(text))  # overlapping ones included
+        return None
+    windows = list(CARD_SHAPED.finditer(_searchable(text)))  # overlapping ones included
     if not windows:
-        return False
-    candidates = list(map(_CARD, windows))
-    candidates += compress(map(_NUMBER, windows), map(_FIFTH, windows))  # and without a fifth
-    return 1 in _luhn_flags(_digits_of(candidates))
+        return None
+    digits = _digits_of(list(map(_CARD, windows)))
+    valid = _luhn_flags(digits)
+    # A window whose short fifth group may be a security code holds a card number also when
+    # the window without that group passes: checked together, after the whole windows.
+    fifths = list(map(_FIFTH, windows))
+    shortened = [index for index, fifth in enumerate(fifths) if fifth]
+    without = [digits[index][: -len(fifths[index])] for index in shortened]
+    valid_without = _luhn_flags(without)
+    firsts = [valid.find(1)]
+    if 1 in valid_without:
+        firsts.append(shortened[valid_without.find(1)])
+    found = [index for index in firsts if index >= 0]
+    if not found:
+        return None
+    return windows[min(found)].start(_CARD_GROUP) - 1  # `_searchable` shifts positions by one
 
 
 def redact(text: str) -> str:
@@ -206,13 +220,13 @@ class _Object(list):
 
 
 def _decode(text: str):
-    """JSON with number literals kept as their text, so `4242...` as a number is scanned
-    like a string; None when the body is not JSON."""
+    """JSON with number literals and constants kept as their text, so `4242...` as a number
+    is read like a string; None when the body is not JSON (or nested too deep to decode)."""
     try:
         return json.loads(
             text, object_pairs_hook=_Object, parse_int=str, parse_float=str, parse_constant=str
         )
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
 
 
@@ -224,98 +238,118 @@ def _filled(value) -> bool:
     return value is not None and value != ""
 
 
-def _card_field_in_object(pairs: _Object, path: tuple) -> CardDataFound | None:
+def _card_field_in_object(pairs: _Object, path) -> CardDataFound | None:
     """Expiry and security-code rules, which are about key names."""
     named = [(_normalised(key), key, value) for key, value in pairs]
     months = [key for name, key, value in named if name in EXPIRY_MONTH_KEYS and _filled(value)]
     if months and any(name in EXPIRY_YEAR_KEYS and _filled(value) for name, _, value in named):
-        return CardDataFound("card expiry", _dotted(path + (months[0],)))
+        return CardDataFound("card expiry", _dotted((*path, months[0])))
     for name, key, value in named:
         as_text = value.strip() if isinstance(value, str) else None
         if as_text is None:
             continue
         if name in EXPIRY_KEYS and EXPIRY_VALUE.fullmatch(as_text):
-            return CardDataFound("card expiry", _dotted(path + (key,)))
+            return CardDataFound("card expiry", _dotted((*path, key)))
         if name in SECURITY_CODE_KEYS and SECURITY_CODE_VALUE.fullmatch(as_text):
-            return CardDataFound("security code", _dotted(path + (key,)))
+            return CardDataFound("security code", _dotted((*path, key)))
     return None
 
 
-def _dotted(path: tuple) -> str | None:
+def _dotted(path) -> str | None:
     return ".".join(str(part) for part in path) or None
-
-
-def _walk(node, path: tuple, passed: list | None) -> CardDataFound | None:
-    """The first expiry or security code (key-name rules) in document order. When `passed`
-    is a list, every key and string the walk passes before it is appended to it with the
-    path that would name it (a key names its object: the error never echoes the key), for
-    `_first_card_number_in`; otherwise values that are not objects or lists are skipped (no
-    key in them), inline: a list of 100,000 numbers costs no call per number."""
-    if isinstance(node, _Object):
-        found = _card_field_in_object(node, path)
-        if found:
-            return found
-        for key, value in node:
-            if passed is not None:
-                passed.append((path, key))
-            elif not isinstance(value, _CONTAINERS):
-                continue
-            found = _walk(value, path + (key,), passed)
-            if found:
-                return found
-    elif isinstance(node, list):
-        for index, value in enumerate(node):
-            if passed is None and not isinstance(value, _CONTAINERS):
-                continue
-            found = _walk(value, path + (index,), passed)
-            if found:
-                return found
-    elif passed is not None and isinstance(node, str):
-        passed.append((path, node))
-    return None
 
 
 _CONTAINERS = (_Object, list)
 
 
-# The strings a walk passed are scanned this many at a time, joined by line breaks (no card
-# number spans one), and only the first group that holds a card one string at a time: about
-# one scan of their text in all, where one scan per string cost ~70 ms for 10,000 strings.
-_STRINGS_PER_SCAN = 256
+class _Walk:
+    """The first card data in a decoded body, in document order: each object's expiry and
+    security-code keys (key-name rules) before its contents, and the key or string (number
+    literals read as strings) numbered `card_token`, counting from 0 in document order, the
+    one the text scan found a card number in (None: none holds one). A key names its object:
+    the error never echoes the key.
+
+    A loop over a stack of levels, not recursion: a body nested as deep as the JSON decoder
+    goes is walked too. One path list is extended and shortened on the way, so a node costs
+    the same at any depth (a tuple built per node cost ~400 ms for 500-deep lists), and the
+    values not worth a visit (all but objects and lists, unless a card number is counted to)
+    are skipped in C-level passes, not a Python step each."""
+
+    def __init__(self, card_token: int | None):
+        self.path: list = []
+        self.levels: list[tuple] = []  # per open container: (its entries left, is an object)
+        self.tokens_left = -1 if card_token is None else card_token
+
+    def first_in(self, document) -> CardDataFound | None:
+        found = self._entered(document) if isinstance(document, _CONTAINERS) else None
+        found = found or self._counted(document)
+        while self.levels and not found:
+            entries, in_object = self.levels[-1]
+            entry = next(entries, None)
+            if entry is None:
+                self.levels.pop()
+                if self.levels:  # the path, one step per open container below the top one
+                    self.path.pop()
+                continue
+            step, node = entry
+            found = self._counted(step) if in_object else None
+            if found or not isinstance(node, _CONTAINERS):
+                found = found or self._counted(node, step)
+                continue
+            self.path.append(step)
+            found = self._entered(node)
+        return found
+
+    def _counted(self, token, *step) -> CardDataFound | None:
+        """A key or value passed (under `step` when it is a value): the card number's, if it
+        is the token counted to."""
+        if self.tokens_left < 0 or not isinstance(token, str):
+            return None
+        self.tokens_left -= 1
+        if self.tokens_left >= 0:
+            return None
+        return CardDataFound("card number", _dotted((*self.path, *step)))
+
+    def _entered(self, node) -> CardDataFound | None:
+        """An object's key-name rules; then the container's entries worth a visit, opened."""
+        counting = self.tokens_left >= 0
+        if isinstance(node, _Object):
+            found = _card_field_in_object(node, self.path)
+            if found:
+                return found
+            visited = map(isinstance, map(_VALUE, node), repeat(_CONTAINERS))
+            self.levels.append((iter(node) if counting else compress(node, visited), True))
+        else:
+            visited = map(isinstance, node, repeat(_VISITED[counting]))
+            self.levels.append((compress(enumerate(node), visited), False))
+        return None
 
 
-def _first_card_number_in(passed: list[tuple[tuple, str]]) -> CardDataFound | None:
-    """The first of these (path, text) whose text holds a card number."""
-    for begin in range(0, len(passed), _STRINGS_PER_SCAN):
-        group = passed[begin : begin + _STRINGS_PER_SCAN]
-        if contains_card_number("\n".join(map(itemgetter(1), group))):
-            for path, text in group:
-                if contains_card_number(text):
-                    return CardDataFound("card number", _dotted(path))
-    return None
+_VALUE = itemgetter(1)
+_VISITED = {False: _CONTAINERS, True: (_Object, list, str)}  # list values, by `counting`
 
 
-def _named(document, card_in_text: bool) -> CardDataFound | None:
-    """The first card data in the decoded body, in document order; its strings are looked
-    at only when the text scan found a card number (otherwise none holds one)."""
-    if not card_in_text:
-        return _walk(document, (), None)
-    passed: list[tuple[tuple, str]] = []
-    found = _walk(document, (), passed)  # the first expiry or code, and what came before it
-    return _first_card_number_in(passed) or found
+# A JSON token the walk counts: a string (key or value), a number or a constant. In the texts
+# scanned, a `"` only ever delimits a string (`_scanned`); a string cut short by the end of the
+# range counted in is counted too (`\Z`), so its digits are not read as numbers.
+_TOKEN = re.compile(r'"[^"]*+(?:"|\Z)|-?(?:[0-9]|Infinity)[^\s,:\]}]*+|NaN')
 
 
-def _scannable(text: str) -> str:
-    """The text as sent and, when it holds escapes, its JSON strings decoded (each once, in
-    one C pass, duplicate keys kept): so `\\u0034\\u0032...` is seen as the digits it is."""
-    if "\\" not in text:
+def _token_at(scanned: str, position: int) -> int:
+    """The number, counting from 0 in document order, of the token holding `position`."""
+    return len(_TOKEN.findall(scanned, 0, position + 1)) - 1
+
+
+def _scanned(text: str, document) -> str:
+    """The text scanned for card numbers: the body as sent, or, when it holds escapes and
+    decodes, its tokens decoded (`\\u0034\\u0032...` is the digits it is), each token a JSON
+    string in document order, every `"` a delimiter (`_unescaped`)."""
+    if document is None or "\\" not in text:
         return text
     try:
-        document = json.loads(text, object_pairs_hook=list)
-        decoded = json.dumps(document, ensure_ascii=False)
-    except (ValueError, RecursionError):
+        return _unescaped(json.dumps(document, ensure_ascii=False))
+    except RecursionError:
         return text
-    return text + "\n" + _unescaped(decoded)
 
 
 # What `json.dumps(ensure_ascii=False)` escapes again in a decoded string: a quote, a
@@ -332,27 +366,33 @@ def _unescaped(dumped: str) -> str:
     return _REESCAPED.sub("\n", dumped).replace("\\t", "\t")
 
 
+_NOT_DECODED = object()
+
+
 def find_card_data(raw: bytes) -> CardDataFound | None:
     """The first card number, expiry or security code in a request body, or None.
 
-    One linear pass over the text (and its decoded strings) settles most bodies: nothing
-    card-shaped and no key an expiry or security code could be under. Only a body with
-    either is decoded and walked, to name the field (its strings checked one by one only
-    when the text holds a card number); one that is not JSON (or too deeply nested to walk)
-    is refused with no field named.
+    One linear scan of the text (its strings decoded when it holds escapes) settles most
+    bodies: nothing card-shaped and no key an expiry or security code could be under. A body
+    with either is decoded and walked to name the field; the scan tells which token holds the
+    first card number, so no string is scanned twice. One that is not JSON (or too deeply
+    nested to walk) is refused with no field named.
     """
     text = raw.decode("utf-8", errors="replace")
-    scannable = _scannable(text)
-    card_in_text = contains_card_number(scannable)
-    if not card_in_text and not _KEY_HINT.search(scannable.lower()):
+    document = _decode(text) if "\\" in text else _NOT_DECODED
+    scanned = text if document is _NOT_DECODED else _scanned(text, document)
+    card_at = first_card_number_at(scanned)
+    if card_at is None and not _KEY_HINT.search(scanned.lower()):
         return None
-    try:
+    if document is _NOT_DECODED:
         document = _decode(text)
-        if document is not None:
-            return _named(document, card_in_text)
-    except RecursionError:
-        pass  # nested too deep to walk: what the text scan found stands
-    return CardDataFound("card number", None) if card_in_text else None
+    if document is not None:
+        card_token = None if card_at is None else _token_at(scanned, card_at)
+        try:
+            return _Walk(card_token).first_in(document)
+        except RecursionError:
+            pass  # nested too deep to walk: what the text scan found stands
+    return CardDataFound("card number", None) if card_at is not None else None
 
 
 def refuse_raw_card_data(raw: bytes) -> None:

@@ -3,6 +3,7 @@ type by default): a body that does not parse is 400 `invalid_json`, never a sile
 """
 
 import json
+import re
 
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
@@ -45,6 +46,34 @@ def request_body(request) -> bytes:
         raise ValidationFailed(
             f"The request body is larger than the {limit} bytes allowed.", code="request_too_large"
         ) from exc
+
+
+# Objects and arrays a request body may hold. The largest request the spec defines holds a
+# few (the body, `metadata`, `payment_method`, `enabled_events`); each costs the JSON parser
+# and the raw-card guard a Python step, and 256 KiB of `[],` is 87,000 of them: 40-90 ms
+# of CPU for nothing any endpoint reads (docs/request-safety.md, "Request-shape limit").
+MAX_BODY_CONTAINERS = 1000
+_JSON_STRING = re.compile(rb'"(?:[^"\\]++|\\.)*+"')
+
+
+def _containers_within(raw: bytes, limit: int) -> bool:
+    """Whether the body holds at most `limit` objects and arrays (its `{` and `[` outside
+    strings): the count of every bracket first, an upper bound read in a C pass each, and
+    only past the limit the exact count, with the strings taken out."""
+    if raw.count(b"{") + raw.count(b"[") <= limit:
+        return True
+    unquoted = _JSON_STRING.sub(b"", raw)
+    return unquoted.count(b"{") + unquoted.count(b"[") <= limit
+
+
+def refuse_overcomplex_body(raw: bytes) -> None:
+    """400 `request_too_complex` for a body of more objects and arrays than any request
+    needs, before it is parsed or scanned."""
+    if not _containers_within(raw, MAX_BODY_CONTAINERS):
+        raise ValidationFailed(
+            f"The request body holds more than {MAX_BODY_CONTAINERS} JSON objects and arrays.",
+            code="request_too_complex",
+        )
 
 
 # Methods whose requests carry no content here: a body sent with one is refused unread.

@@ -25,7 +25,12 @@ from api.idempotency import (
 )
 from api.middleware import error_response
 from api.pagination import list_envelope, paginate
-from api.parsers import BODYLESS_METHODS, refuse_any_body, request_body
+from api.parsers import (
+    BODYLESS_METHODS,
+    refuse_any_body,
+    refuse_overcomplex_body,
+    request_body,
+)
 
 
 class _Replay(Exception):
@@ -89,6 +94,7 @@ class ServiceAPIView(APIView):
             refuse_any_body(request)
             return
         body = request_body(request)
+        refuse_overcomplex_body(body)
         if not self.accepts_card_data:
             # Before anything stores the body (or an error about it): a card number must not
             # reach the idempotency table.

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from api.carddata import luhn_valid
 from api.ids import CROCKFORD
+from api.parsers import MAX_BODY_CONTAINERS
 from tests.api.test_conventions import error_of
 
 pytestmark = pytest.mark.urls("tests.support.urls")
@@ -89,6 +90,35 @@ def test_body_at_the_size_limit_passes(api, settings):
     body = json.dumps({"note": "x" * 52}).encode()
     settings.DATA_UPLOAD_MAX_MEMORY_SIZE = len(body)
     assert post_raw(api, "/v1/test/accept", body).status_code == 200
+
+
+def objects_in_a_list(count: int) -> bytes:
+    """A JSON object holding `count` objects and arrays in all."""
+    return json.dumps({"items": [{"n": index} for index in range(count - 2)]}).encode()
+
+
+@pytest.mark.parametrize("path", ["/v1/test/accept", "/v1/test/tokenize"])
+def test_a_body_of_too_many_objects_and_arrays_is_400_request_too_complex(api, path):
+    response = post_raw(api, path, objects_in_a_list(MAX_BODY_CONTAINERS + 1))
+    error = error_of(response, 400, "validation_error", "request_too_complex")
+    assert error["param"] is None
+    assert str(MAX_BODY_CONTAINERS) in error["message"]
+
+
+def test_a_body_at_the_shape_limit_passes(api):
+    response = post_raw(api, "/v1/test/accept", objects_in_a_list(MAX_BODY_CONTAINERS))
+    assert response.status_code == 200
+
+
+def test_brackets_inside_strings_are_not_objects_or_arrays(api):
+    body = {"note": "[{" * MAX_BODY_CONTAINERS, "escaped": '\\"[' * MAX_BODY_CONTAINERS}
+    assert post_raw(api, "/v1/test/accept", json.dumps(body).encode()).status_code == 200
+
+
+def test_the_shape_limit_comes_before_the_guard(api):
+    """A body too complex to read is refused before anything reads it for card data."""
+    raw = json.dumps([VISA] + [[] for _ in range(MAX_BODY_CONTAINERS)]).encode()
+    error_of(post_raw(api, "/v1/test/accept", raw), 400, "validation_error", "request_too_complex")
 
 
 # --- property: card data planted anywhere is found, ordinary data passes ---------------------

@@ -185,6 +185,33 @@ def test_deep_nesting_does_not_crash_the_scan():
 
 
 @pytest.mark.parametrize(
+    "inner, what, param",
+    [
+        (b'{"cvc": "123"}', "security code", "0." * 700 + "cvc"),
+        (b'{"n": ["a", "ok ' + VISA.encode() + b'"]}', "card number", "0." * 700 + "n.1"),
+    ],
+)
+def test_card_data_nested_as_deep_as_json_decodes_is_named(inner, what, param):
+    """The walk is a loop, not recursion, with one path list for every level: it goes
+    wherever the decoder went, at the same cost per level."""
+    assert found(b"[" * 700 + inner + b"]" * 700) == (what, param)
+
+
+def test_the_first_card_number_in_document_order_is_named_after_escapes():
+    """The scan tells which token holds the first card number: an escaped one earlier in the
+    body comes before a plain one later, and a key before its value."""
+    escaped = "".join(f"\\u00{ord(digit):x}" for digit in VISA)
+    raw = ('{"a": {"b": "' + escaped + '"}, "c": "' + VISA + '"}').encode()
+    assert found(raw) == ("card number", "a.b")
+    assert found({"x": {"y": [1, {VISA: VISA}]}}) == ("card number", "x.y.1")
+
+
+def test_number_literals_and_constants_are_counted_as_tokens():
+    raw = b'{"a": [1.5, NaN, -Infinity, 12, "x"], "b": 4242424242424242.0}'
+    assert found(raw) == ("card number", "b")
+
+
+@pytest.mark.parametrize(
     "text, expected",
     [
         (f"card {VISA} ok", "card [redacted] ok"),
