@@ -20,8 +20,9 @@ a few C-level operations on all their digits rather than a Python step per candi
 import json
 import re
 import unicodedata
+from bisect import bisect_left
 from dataclasses import dataclass
-from itertools import compress, repeat
+from itertools import chain, compress, count, repeat
 from operator import itemgetter
 
 from api.errors import ValidationFailed
@@ -259,7 +260,7 @@ def _dotted(path) -> str | None:
     return ".".join(str(part) for part in path) or None
 
 
-_CONTAINERS = (_Object, list)
+_CONTAINERS = list  # a decoded object (`_Object`) is one too: one type is the cheaper check
 
 
 class _Walk:
@@ -269,75 +270,115 @@ class _Walk:
     one the text scan found a card number in (None: none holds one). A key names its object:
     the error never echoes the key.
 
-    A loop over a stack of levels, not recursion: a body nested as deep as the JSON decoder
-    goes is walked too. One path list is extended and shortened on the way, so a node costs
-    the same at any depth (a tuple built per node cost ~400 ms for 500-deep lists), and the
-    values not worth a visit (all but objects and lists, unless a card number is counted to)
-    are skipped in C-level passes, not a Python step each."""
+    A loop over a stack of open containers, not recursion: a body nested as deep as the JSON
+    decoder goes is walked too, and one path list is extended and shortened on the way, so a
+    node costs the same at any depth (a tuple built per node cost ~400 ms for 500-deep
+    lists). Within a container only its objects and arrays, and the token counted to, take a
+    Python step (`_entries`)."""
 
     def __init__(self, card_token: int | None):
         self.path: list = []
-        self.levels: list[tuple] = []  # per open container: (its entries left, is an object)
+        self.open: list = []  # per open container, the entries left to visit
         self.tokens_left = -1 if card_token is None else card_token
 
     def first_in(self, document) -> CardDataFound | None:
-        found = self._entered(document) if isinstance(document, _CONTAINERS) else None
-        found = found or self._counted(document)
-        while self.levels and not found:
-            entries, in_object = self.levels[-1]
-            entry = next(entries, None)
-            if entry is None:
-                self.levels.pop()
-                if self.levels:  # the path, one step per open container below the top one
+        if not isinstance(document, _CONTAINERS):
+            return self._counted(document, None)
+        found = self._entered(document)
+        while self.open and not found:
+            step, node = next(self.open[-1], (None, _DONE))
+            if node is _DONE:
+                self.open.pop()
+                if self.open:  # the path holds a step per open container but the outermost
                     self.path.pop()
-                continue
-            step, node = entry
-            found = self._counted(step) if in_object else None
-            if found or not isinstance(node, _CONTAINERS):
-                found = found or self._counted(node, step)
-                continue
-            self.path.append(step)
-            found = self._entered(node)
+            elif isinstance(node, _CONTAINERS):
+                self.path.append(step)
+                found = self._entered(node)
+            else:
+                found = self._counted(node, step)
         return found
 
-    def _counted(self, token, *step) -> CardDataFound | None:
-        """A key or value passed (under `step` when it is a value): the card number's, if it
-        is the token counted to."""
+    def _entered(self, node) -> CardDataFound | None:
+        """An object's key-name rules; then the container opened."""
+        found = _card_field_in_object(node, self.path) if isinstance(node, _Object) else None
+        if not found:
+            self.open.append(self._entries(node))
+        return found
+
+    def _counted(self, token, step) -> CardDataFound | None:
+        """A key (`step` None) or a value passed: the card number's if it is the token
+        counted to."""
         if self.tokens_left < 0 or not isinstance(token, str):
             return None
         self.tokens_left -= 1
         if self.tokens_left >= 0:
             return None
-        return CardDataFound("card number", _dotted((*self.path, *step)))
+        return CardDataFound(
+            "card number", _dotted(self.path if step is None else (*self.path, step))
+        )
 
-    def _entered(self, node) -> CardDataFound | None:
-        """An object's key-name rules; then the container's entries worth a visit, opened."""
-        counting = self.tokens_left >= 0
-        if isinstance(node, _Object):
-            found = _card_field_in_object(node, self.path)
-            if found:
-                return found
-            visited = map(isinstance, map(_VALUE, node), repeat(_CONTAINERS))
-            self.levels.append((iter(node) if counting else compress(node, visited), True))
-        else:
-            visited = map(isinstance, node, repeat(_VISITED[counting]))
-            self.levels.append((compress(enumerate(node), visited), False))
-        return None
+    def _entries(self, container):
+        """A container's entries worth a visit, as (step, node): its objects and arrays and,
+        when a card number is counted to, the token counted to. C-level passes pick them,
+        not a Python step per value."""
+        in_object = isinstance(container, _Object)
+        if self.tokens_left >= 0:
+            return self._counting(
+                list(chain.from_iterable(container)) if in_object else container, in_object
+            )
+        values = map(_VALUE, container) if in_object else container
+        entries = container if in_object else enumerate(container)
+        return compress(entries, map(isinstance, values, repeat(_CONTAINERS)))
+
+    def _counting(self, tokens: list, in_object: bool):
+        """`_entries` when counting: `tokens` are an object's keys and values in turn (a
+        key's step None) or a list's values; the keys and strings before each object or
+        array are counted in bulk, and the one counted to is an entry."""
+
+        def step_of(index: int):
+            if not in_object:
+                return index
+            return tokens[index - 1] if index % 2 else None
+
+        strings = list(compress(count(), map(isinstance, tokens, repeat(str))))
+        containers = compress(count(), map(isinstance, tokens, repeat(_CONTAINERS)))
+        counted = 0  # of `strings`
+        for end in chain(containers, [len(tokens)]):
+            before = bisect_left(strings, end)  # strings before this container
+            if self.tokens_left < before - counted:
+                index = strings[counted + self.tokens_left]
+                self.tokens_left = 0  # the next token counted is this one
+                yield step_of(index), tokens[index]
+                return
+            self.tokens_left -= before - counted
+            counted = before
+            if end < len(tokens):
+                yield step_of(end), tokens[end]
 
 
 _VALUE = itemgetter(1)
-_VISITED = {False: _CONTAINERS, True: (_Object, list, str)}  # list values, by `counting`
+_DONE = object()
 
 
-# A JSON token the walk counts: a string (key or value), a number or a constant. In the texts
-# scanned, a `"` only ever delimits a string (`_scanned`); a string cut short by the end of the
-# range counted in is counted too (`\Z`), so its digits are not read as numbers.
-_TOKEN = re.compile(r'"[^"]*+(?:"|\Z)|-?(?:[0-9]|Infinity)[^\s,:\]}]*+|NaN')
+# Every byte a space but those a number literal is written with (and the `e` of `true` and
+# `false`, counted out below): a number is a run of them.
+_NUMBER_BYTES = bytes(
+    ord("d") if chr(byte) in "0123456789+-.eE" else ord(" ") for byte in range(256)
+)
 
 
 def _token_at(scanned: str, position: int) -> int:
-    """The number, counting from 0 in document order, of the token holding `position`."""
-    return len(_TOKEN.findall(scanned, 0, position + 1)) - 1
+    """The number, counting from 0 in document order, of the token (a key, string, number
+    literal or constant, the ones the walk counts) holding `position`: counted in C-level
+    passes, not a regular-expression match per token. In the texts scanned a `"` only ever
+    delimits a string (`_scanned`), so the strings started are the quotes paired, and the
+    numbers and constants are in the text between strings."""
+    pieces = scanned[: position + 1].split('"')
+    between_strings = " ".join(pieces[0::2]).encode("utf-8", "surrogatepass")
+    numbers = (b" " + between_strings.translate(_NUMBER_BYTES)).count(b" d")
+    numbers -= sum(map(between_strings.count, (b"true", b"false", b"-Infinity")))
+    constants = between_strings.count(b"NaN") + between_strings.count(b"Infinity")
+    return len(pieces) // 2 + numbers + constants - 1
 
 
 def _scanned(text: str, document) -> str:
@@ -376,7 +417,7 @@ def find_card_data(raw: bytes) -> CardDataFound | None:
     bodies: nothing card-shaped and no key an expiry or security code could be under. A body
     with either is decoded and walked to name the field; the scan tells which token holds the
     first card number, so no string is scanned twice. One that is not JSON (or too deeply
-    nested to walk) is refused with no field named.
+    nested to decode) is refused with no field named.
     """
     text = raw.decode("utf-8", errors="replace")
     document = _decode(text) if "\\" in text else _NOT_DECODED
@@ -388,10 +429,10 @@ def find_card_data(raw: bytes) -> CardDataFound | None:
         document = _decode(text)
     if document is not None:
         card_token = None if card_at is None else _token_at(scanned, card_at)
-        try:
-            return _Walk(card_token).first_in(document)
-        except RecursionError:
-            pass  # nested too deep to walk: what the text scan found stands
+        found = _Walk(card_token).first_in(document)
+        if found or card_at is None:
+            return found
+    # Not JSON, or nested deeper than it decodes: what the scan found stands, unnamed.
     return CardDataFound("card number", None) if card_at is not None else None
 
 

@@ -134,6 +134,7 @@ BODIES = {
     "worst: a card after ungrouped near-misses": json_list_ending(
         [4242424242424241], 4242424242424242
     ),
+    "worst: a card after tiny values": json_list_ending([1], "4242424242424242"),
 }
 
 
