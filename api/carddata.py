@@ -191,10 +191,10 @@ def first_card_number_at(text: str) -> int | None:
     firsts = [valid.find(1)]
     if 1 in valid_without:
         firsts.append(shortened[valid_without.find(1)])
-    found = [index for index in firsts if index >= 0]
-    if not found:
+    first = min((index for index in firsts if index >= 0), default=None)
+    if first is None:
         return None
-    return windows[min(found)].start(_CARD_GROUP) - 1  # `_searchable` shifts positions by one
+    return windows[first].start(_CARD_GROUP) - 1  # `_searchable` shifts positions by one
 
 
 def redact(text: str) -> str:
