@@ -14,6 +14,8 @@ from functools import cache
 from cryptography.fernet import Fernet, InvalidToken, MultiFernet
 from django.conf import settings
 
+from api.idempotency import UnreadableStoredResponse
+
 SECRET_PREFIX = "svc_whsec_"
 SECRET_LENGTH = 32  # base62 characters after the prefix (decisions.md "Neutral names")
 _BASE62 = string.digits + string.ascii_letters
@@ -67,4 +69,7 @@ class StoredResponses:
         return _cipher().encrypt(data)
 
     def decrypt(self, data: bytes) -> bytes:
-        return _cipher().decrypt(data)
+        try:
+            return _cipher().decrypt(data)
+        except InvalidToken:
+            raise UnreadableStoredResponse from None

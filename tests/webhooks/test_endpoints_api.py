@@ -4,9 +4,11 @@ import re
 from hashlib import sha256
 
 import pytest
+from cryptography.fernet import Fernet
 from django.utils import timezone
 
 from api.models import IdempotencyRecord
+from tests.api.test_conventions import error_of
 from webhooks.crypto import decrypt_secret
 from webhooks.models import WebhookEndpoint
 
@@ -195,6 +197,23 @@ def test_a_response_showing_the_secret_is_kept_for_replay_encrypted(api, action)
     again = api.post(path, {"url": URL}, format="json", HTTP_IDEMPOTENCY_KEY="k-secret")
     assert (again.status_code, again.content) == (first.status_code, first.content)
     assert again.json()["secret"] == secret  # the replay shows it again, byte for byte
+
+
+def test_a_replay_whose_stored_response_no_key_decrypts_says_so(api, settings, caplog):
+    """The key it was encrypted with dropped from WEBHOOK_ENCRYPTION_KEYS (or, with them
+    unset, DJANGO_SECRET_KEY changed): the replay cannot show the response, and running the
+    create again would make a second endpoint."""
+    headers = {"HTTP_IDEMPOTENCY_KEY": "k-rotated"}
+    assert (
+        api.post("/v1/webhook-endpoints", {"url": URL}, format="json", **headers).status_code == 201
+    )
+    settings.WEBHOOK_ENCRYPTION_KEYS = [Fernet.generate_key().decode()]
+    again = api.post("/v1/webhook-endpoints", {"url": URL}, format="json", **headers)
+    error = error_of(again, 500, "api_error", "internal_error")
+    assert "can no longer be read" in error["message"]
+    assert "retrying with this key will not help" in error["message"]
+    assert WebhookEndpoint.objects.count() == 1
+    assert any("unreadable" in record.getMessage() for record in caplog.records)
 
 
 def test_another_merchant_gets_404(api, other_api):
