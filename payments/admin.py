@@ -37,7 +37,7 @@ class ReadOnlyAdmin(ObjectActionsAdmin):
 
 
 def small_table(mapping: dict | None):
-    """A JSON object (outcome, fees) as a two-column table rather than one line of JSON."""
+    """A JSON object (the outcome) as a two-column table rather than one line of JSON."""
     if not mapping:
         return "—"
     rows = format_html_join(
@@ -49,6 +49,18 @@ def small_table(mapping: dict | None):
         ),
     )
     return format_html("<table>{}</table>", rows)
+
+
+def fees_line(fees: dict | None) -> str:
+    """ "2.90 EUR (mdr 2.00 EUR, fixed 0.90 EUR)": stored in minor units like every amount,
+    read like the others on the page (a bare 290 reads as 290 euros)."""
+    if not fees:
+        return "—"
+    currency = fees["currency"]
+    parts = ", ".join(
+        f"{name} {format_amount(value, currency)}" for name, value in fees["breakdown"].items()
+    )
+    return f"{format_amount(fees['amount'], currency)} ({parts})"
 
 
 def card_line(card: dict | None) -> str:
@@ -219,7 +231,7 @@ class PaymentAdmin(ReadOnlyAdmin):
 
     @admin.display(description="fees")
     def fees_display(self, payment: Payment):
-        return small_table(payment.fees)
+        return fees_line(payment.fees)
 
     @admin.display(description="Events (oldest first)")
     def events(self, payment: Payment):

@@ -9,6 +9,8 @@ from django.utils import timezone
 
 from api.currencies import format_amount
 from events.models import Event
+from payments.admin import fees_line
+from payments.models import Payment
 from tests.refunds.support import captured_payment, refunded
 from webhooks.attempts import delivery_run
 from webhooks.fanout import events_fan_out
@@ -25,6 +27,12 @@ def test_amounts_are_formatted_with_the_currency_exponent(minor, currency, shown
     assert format_amount(minor, currency) == shown
 
 
+def test_fees_read_in_major_units_with_their_breakdown():
+    fees = {"amount": 290, "currency": "eur", "breakdown": {"mdr": 200, "fixed": 90}}
+    assert fees_line(fees) == "2.90 EUR (mdr 2.00 EUR, fixed 0.90 EUR)"
+    assert fees_line(None) == "—"
+
+
 def test_the_payment_page_reads_as_a_person_would(staff_client, api):
     payment = captured_payment(api, amount=12000)
     listing = staff_client.get("/admin/payments/payment/").content.decode()
@@ -32,7 +40,9 @@ def test_the_payment_page_reads_as_a_person_would(staff_client, api):
     html = staff_client.get(f"/admin/payments/payment/{payment['id']}/change/").content.decode()
     assert "120.00 EUR" in html
     assert "visa •••• 4242 12/99, EE credit" in html
-    assert "<table><tr><th>" in html  # outcome and fees as small tables
+    assert "<table><tr><th>" in html  # the outcome as a small table
+    fees = Payment.objects.get(id=payment["id"]).fees
+    assert fees is not None and f"{fees_line(fees)}<" in html  # snapshotted at capture
     assert "Due at" not in html and "due_at" not in html
     assert TO_THE_SECOND_UTC.search(html)
 
