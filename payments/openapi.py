@@ -2,7 +2,7 @@
 input serializers themselves; responses declare what payment_to_dict / token_to_dict return
 (tests/test_openapi.py compares the two)."""
 
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiExample, OpenApiParameter, extend_schema
 from rest_framework import serializers
 
 from api.openapi import PAGE_PARAMETERS, ObjectName, error_responses, list_of
@@ -78,8 +78,73 @@ LIST_PARAMETERS = [
 # A decline is a committed 402 (payments.views.raise_for_outcome); every POST documents 422.
 OUTCOME_ERRORS = error_responses(402)
 
+# Examples are a real exchange in test mode (tests/api/test_openapi_examples.py sends each
+# request and compares the answer's shape with the example's).
+TOKEN_ID = "tok_01M85371JREWBMVK8WCZ97QS5X"
+PAYMENT_ID = "pay_01M85371JZBEXMC81B4NY5W0EJ"
+AT = "2026-11-23T20:57:58Z"
+CARD = {"brand": "visa", "last4": "4242", "bin": "424242", "exp_month": 12, "exp_year": 2030}
+PAYMENT_CREATE_REQUEST = {
+    "amount": 2500,
+    "currency": "eur",
+    "reference": "order-1042",
+    "description": "2 tickets",
+    "payment_method": {"type": "card", "token": TOKEN_ID},
+    "metadata": {"order_id": "1042"},
+}
+PAYMENT_CAPTURED = {
+    "id": PAYMENT_ID,
+    "object": "payment",
+    "status": "captured",
+    "amount": 2500,
+    "amount_captured": 2500,
+    "amount_refunded": 0,
+    "currency": "eur",
+    "reference": "order-1042",
+    "description": "2 tickets",
+    "capture_method": "automatic",
+    "method": {
+        "type": "card",
+        "card": {
+            **CARD,
+            "issuer_country": "EE",
+            "funding": "credit",
+            "fingerprint": "09bfb73ddf531dc2d0c2dd824e99deb9",
+            "network_token": False,
+        },
+    },
+    "customer": None,
+    "outcome": {
+        "response_code": "00",
+        "decline_code": None,
+        "decline_is_soft": None,
+        "avs_result": "Y",
+        "cvv_result": "M",
+        "three_ds": None,
+        "sca_exemption": "transaction_risk_analysis",
+        "risk_score": 8,
+        "risk_decision": "accept",
+    },
+    "fees": {"amount": 60, "currency": "eur", "breakdown": {"mdr": 35, "fixed": 25, "scheme": 0}},
+    "return_url": None,
+    "statement_descriptor": None,
+    "metadata": {"order_id": "1042"},
+    "livemode": False,
+    "created": AT,
+    "authorized_at": AT,
+    "captured_at": AT,
+    "canceled_at": None,
+}
+
 payment_create = extend_schema(
-    request=PaymentCreateInput, responses={201: Payment, **OUTCOME_ERRORS}
+    request=PaymentCreateInput,
+    responses={201: Payment, **OUTCOME_ERRORS},
+    examples=[
+        OpenApiExample("A card payment", PAYMENT_CREATE_REQUEST, request_only=True),
+        OpenApiExample(
+            "Authorised and captured", PAYMENT_CAPTURED, response_only=True, status_codes=["201"]
+        ),
+    ],
 )
 payment_list = extend_schema(
     parameters=LIST_PARAMETERS, responses={200: list_of(Payment, "PaymentList")}

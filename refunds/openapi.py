@@ -1,9 +1,10 @@
 """The refunds operations in the OpenAPI description (docs/openapi.md)."""
 
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiExample, extend_schema
 from rest_framework import serializers
 
 from api.openapi import ObjectName
+from payments.openapi import AT, PAYMENT_ID
 from refunds.serializers import RefundCreateInput
 from refunds.states import RefundStatus
 
@@ -23,5 +24,28 @@ class Refund(serializers.Serializer):
     created = serializers.DateTimeField()
 
 
-refund_create = extend_schema(request=RefundCreateInput, responses={201: Refund})
+REFUND_CREATE_REQUEST = {"amount": 500, "reason": "requested_by_customer"}
+REFUND_SUCCEEDED = {
+    "id": "ref_01M85371KECNZAQY3WFPDKEJYZ",
+    "object": "refund",
+    "payment": PAYMENT_ID,
+    "amount": 500,
+    "currency": "eur",
+    "status": "succeeded",
+    "reason": "requested_by_customer",
+    "failure_code": None,
+    "fee": {"amount": 0, "currency": "eur", "breakdown": {"fixed": 0}},
+    "metadata": {},
+    "livemode": False,
+    "created": AT,
+}
+
+refund_create = extend_schema(
+    request=RefundCreateInput,
+    responses={201: Refund},
+    examples=[
+        OpenApiExample("A partial refund", REFUND_CREATE_REQUEST, request_only=True),
+        OpenApiExample("Succeeded", REFUND_SUCCEEDED, response_only=True, status_codes=["201"]),
+    ],
+)
 refund_retrieve = extend_schema(responses={200: Refund})

@@ -43,7 +43,9 @@ class TokenCreate(ServiceAPIView):
     accepts_card_data = True
     ignores_idempotency_key = True
 
-    @extend_schema(request=TokenInput, responses=openapi.TOKEN_CREATED)
+    @extend_schema(
+        request=TokenInput, responses=openapi.TOKEN_CREATED, examples=openapi.TOKEN_EXAMPLES
+    )
     def post(self, request):
         data = validated(TokenInput, request.data)
         # The cvc and the name are checked, then dropped: nothing needs them after this call.

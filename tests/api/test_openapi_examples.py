@@ -1,0 +1,81 @@
+"""The examples in the OpenAPI description (docs/openapi.md "Examples") are real exchanges: each
+operation's request example, sent to the API in test mode (its ids replaced by a token and a
+payment made for the purpose), gets the status of the operation's response example and an answer
+of the same shape (the same keys, at every depth, with values of the same JSON types)."""
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+from django.conf import settings
+
+from payments.openapi import PAYMENT_ID, TOKEN_ID
+from tests.payments.support import created, tokenize
+
+COMMITTED = Path(settings.BASE_DIR) / "docs" / "openapi.yaml"
+
+
+def examples_of_operations() -> list[tuple]:
+    """(method, path, request example, response status, response example) of every operation
+    with both."""
+    document = yaml.safe_load(COMMITTED.read_text())
+    found = []
+    for path, operations in document["paths"].items():
+        for method, operation in operations.items():
+            body = operation.get("requestBody", {}).get("content", {}).get("application/json", {})
+            for status, response in operation.get("responses", {}).items():
+                answers = response.get("content", {}).get("application/json", {})
+                requests = body.get("examples", {}).values()
+                # an answer without an example (most errors) pairs with no request
+                for request, answer in zip(
+                    requests, answers.get("examples", {}).values(), strict=False
+                ):
+                    found.append((method, path, request["value"], int(status), answer["value"]))
+    return found
+
+
+EXAMPLES = examples_of_operations()
+
+
+def shape(value):
+    """The value's keys at every depth and the JSON types of its values."""
+    if isinstance(value, dict):
+        return {key: shape(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [shape(item) for item in value]
+    return type(value).__name__
+
+
+def with_real_ids(value, ids: dict[str, str]):
+    text = json.dumps(value)
+    for example_id, real_id in ids.items():
+        text = text.replace(example_id, real_id)
+    return json.loads(text)
+
+
+def test_the_main_operations_have_examples():
+    documented = {(method, path) for method, path, *_ in EXAMPLES}
+    assert {
+        ("post", "/v1/sandbox/tokens"),
+        ("post", "/v1/payments"),
+        ("post", "/v1/payments/{payment_id}/refunds"),
+    } <= documented
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "request_example", "status", "response_example"),
+    EXAMPLES,
+    ids=[f"{method} {path}" for method, path, *_ in EXAMPLES],
+)
+def test_an_example_request_gets_an_answer_shaped_like_the_example(
+    api, method, path, request_example, status, response_example
+):
+    ids = {TOKEN_ID: tokenize(api), PAYMENT_ID: created(api)["id"]}
+    path_parameters = {"payment_id": ids[PAYMENT_ID]}
+    real_path = re.sub(r"\{(\w+)\}", lambda parameter: path_parameters[parameter[1]], path)
+    body = with_real_ids(request_example, ids)
+    response = getattr(api, method)(real_path, body, format="json")
+    assert response.status_code == status, response.content
+    assert shape(response.json()) == shape(response_example)
