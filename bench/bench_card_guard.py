@@ -135,6 +135,16 @@ BODIES = {
         [4242424242424241], 4242424242424242
     ),
     "worst: a card after tiny values": json_list_ending([1], "4242424242424242"),
+    # escapes make the guard decode the body and scan its strings as decoded
+    "worst: a card after 5-group near-misses, escaped": json_list_ending(
+        ["4242.4242.4242.4241.12\n"], "4242.4242.4242.4242.12"
+    ),
+    "worst: near-miss cards, 5 groups, no-break spaces": repeated(
+        "4242\u00a04242\u00a04242\u00a04241\u00a012;", '"', '"'
+    ),
+    "worst: near-miss cards, 5 groups, narrow no-break spaces": repeated(
+        "4242\u202f4242\u202f4242\u202f4241\u202f12;", '"', '"'
+    ),
 }
 
 
