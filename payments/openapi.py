@@ -81,6 +81,9 @@ OUTCOME_ERRORS = error_responses(402)
 # Examples are a real exchange in test mode (tests/api/test_openapi_examples.py sends each
 # request and compares the answer's shape with the example's).
 TOKEN_ID = "tok_01M85371JREWBMVK8WCZ97QS5X"
+DECLINED_TOKEN_ID = "tok_01M853FRRP4ETV9N483SYA2495"
+# The test card each example token was made from (decisions.md, the nine test cards).
+EXAMPLE_TOKEN_CARDS = {TOKEN_ID: "4242424242424242", DECLINED_TOKEN_ID: "4000000000000002"}
 PAYMENT_ID = "pay_01M85371JZBEXMC81B4NY5W0EJ"
 AT = "2026-11-23T20:57:58Z"
 CARD = {"brand": "visa", "last4": "4242", "bin": "424242", "exp_month": 12, "exp_year": 2030}
@@ -136,14 +139,35 @@ PAYMENT_CAPTURED = {
     "canceled_at": None,
 }
 
+PAYMENT_DECLINED = {
+    "error": {
+        "type": "card_error",
+        "code": "card_declined",
+        "message": "The card was declined (generic_decline, hard: do not retry). Payment "
+        "pay_01M853FRS0X1E9PRK3Y988FRV2 is declined.",
+        "param": None,
+        "decline_code": "generic_decline",
+        "request_id": "req_01M853FRRS4EQCCDDAT9J63QFB",
+    }
+}
+
+# A request example and the response example of the same name are one exchange.
 payment_create = extend_schema(
     request=PaymentCreateInput,
     responses={201: Payment, **OUTCOME_ERRORS},
     examples=[
-        OpenApiExample("A card payment", PAYMENT_CREATE_REQUEST, request_only=True),
+        OpenApiExample("Approved", PAYMENT_CREATE_REQUEST, request_only=True),
+        OpenApiExample("Approved", PAYMENT_CAPTURED, response_only=True, status_codes=["201"]),
         OpenApiExample(
-            "Authorised and captured", PAYMENT_CAPTURED, response_only=True, status_codes=["201"]
+            "Declined",
+            {
+                **PAYMENT_CREATE_REQUEST,
+                "reference": "order-1043",
+                "payment_method": {"type": "card", "token": DECLINED_TOKEN_ID},
+            },
+            request_only=True,
         ),
+        OpenApiExample("Declined", PAYMENT_DECLINED, response_only=True, status_codes=["402"]),
     ],
 )
 payment_list = extend_schema(

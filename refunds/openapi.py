@@ -45,7 +45,9 @@ refund_create = extend_schema(
     responses={201: Refund},
     examples=[
         OpenApiExample("A partial refund", REFUND_CREATE_REQUEST, request_only=True),
-        OpenApiExample("Succeeded", REFUND_SUCCEEDED, response_only=True, status_codes=["201"]),
+        OpenApiExample(
+            "A partial refund", REFUND_SUCCEEDED, response_only=True, status_codes=["201"]
+        ),
     ],
 )
 refund_retrieve = extend_schema(responses={200: Refund})

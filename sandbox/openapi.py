@@ -26,7 +26,7 @@ TOKEN = {
 }
 TOKEN_EXAMPLES = [
     OpenApiExample("A test card", TOKEN_CREATE_REQUEST, request_only=True),
-    OpenApiExample("Created", TOKEN, response_only=True, status_codes=["201"]),
+    OpenApiExample("A test card", TOKEN, response_only=True, status_codes=["201"]),
 ]
 # 404: the `resource` named does not exist.
 WEBHOOK_SIMULATED = {201: EventWithAttempts, **error_responses(404)}

@@ -1,7 +1,8 @@
 """The examples in the OpenAPI description (docs/openapi.md "Examples") are real exchanges: each
-operation's request example, sent to the API in test mode (its ids replaced by a token and a
-payment made for the purpose), gets the status of the operation's response example and an answer
-of the same shape (the same keys, at every depth, with values of the same JSON types)."""
+request example, sent to the API in test mode (its ids replaced by tokens of the same test cards
+and a payment made for the purpose), gets the status of the response example of the same name
+and an answer of the same shape (the same keys, at every depth, with values of the same JSON
+types)."""
 
 import json
 import re
@@ -11,28 +12,26 @@ import pytest
 import yaml
 from django.conf import settings
 
-from payments.openapi import PAYMENT_ID, TOKEN_ID
+from payments.openapi import EXAMPLE_TOKEN_CARDS, PAYMENT_ID
 from tests.payments.support import created, tokenize
 
 COMMITTED = Path(settings.BASE_DIR) / "docs" / "openapi.yaml"
 
 
 def examples_of_operations() -> list[tuple]:
-    """(method, path, request example, response status, response example) of every operation
-    with both."""
+    """(method, path, request example, response status, response example) of every response
+    example, with the operation's request example of the same name."""
     document = yaml.safe_load(COMMITTED.read_text())
     found = []
     for path, operations in document["paths"].items():
         for method, operation in operations.items():
             body = operation.get("requestBody", {}).get("content", {}).get("application/json", {})
+            requests = body.get("examples", {})
             for status, response in operation.get("responses", {}).items():
                 answers = response.get("content", {}).get("application/json", {})
-                requests = body.get("examples", {}).values()
-                # an answer without an example (most errors) pairs with no request
-                for request, answer in zip(
-                    requests, answers.get("examples", {}).values(), strict=False
-                ):
-                    found.append((method, path, request["value"], int(status), answer["value"]))
+                for name, answer in answers.get("examples", {}).items():
+                    request = requests[name]["value"]
+                    found.append((method, path, request, int(status), answer["value"]))
     return found
 
 
@@ -56,11 +55,12 @@ def with_real_ids(value, ids: dict[str, str]):
 
 
 def test_the_main_operations_have_examples():
-    documented = {(method, path) for method, path, *_ in EXAMPLES}
+    documented = {(method, path, status) for method, path, _, status, _ in EXAMPLES}
     assert {
-        ("post", "/v1/sandbox/tokens"),
-        ("post", "/v1/payments"),
-        ("post", "/v1/payments/{payment_id}/refunds"),
+        ("post", "/v1/sandbox/tokens", 201),
+        ("post", "/v1/payments", 201),
+        ("post", "/v1/payments", 402),
+        ("post", "/v1/payments/{payment_id}/refunds", 201),
     } <= documented
 
 
@@ -72,7 +72,8 @@ def test_the_main_operations_have_examples():
 def test_an_example_request_gets_an_answer_shaped_like_the_example(
     api, method, path, request_example, status, response_example
 ):
-    ids = {TOKEN_ID: tokenize(api), PAYMENT_ID: created(api)["id"]}
+    ids = {token_id: tokenize(api, card) for token_id, card in EXAMPLE_TOKEN_CARDS.items()}
+    ids[PAYMENT_ID] = created(api)["id"]
     path_parameters = {"payment_id": ids[PAYMENT_ID]}
     real_path = re.sub(r"\{(\w+)\}", lambda parameter: path_parameters[parameter[1]], path)
     body = with_real_ids(request_example, ids)
