@@ -75,10 +75,15 @@ def _ascii_equivalents() -> dict[int, str]:
 ASCII_EQUIVALENTS = _ascii_equivalents()
 
 
-# The same for the first 256 code points, as a bytes table: a text within Latin-1 (no-break
-# spaces, accented letters) is translated a byte a character in C, where `str.translate`
-# takes a dictionary lookup per character (0.15 ms against 9.5 ms for 256 KiB).
-_LATIN1_EQUIVALENTS = bytes(ord(ASCII_EQUIVALENTS.get(code, chr(code))) for code in range(256))
+# `ASCII_EQUIVALENTS` as a table indexed by code point, every other character mapping to
+# itself (one past its end is left as it is too): `str.translate` reads a string table
+# without the KeyError a dictionary raises for each character it does not map (5 ms against
+# 11 ms for 256 KiB). Its first 256 as bytes: a text within Latin-1 (no-break spaces,
+# accented letters) is translated a byte a character in C (0.15 ms).
+_EQUIVALENTS_TABLE = "".join(
+    ASCII_EQUIVALENTS.get(code, chr(code)) for code in range(max(ASCII_EQUIVALENTS) + 1)
+)
+_LATIN1_EQUIVALENTS = _EQUIVALENTS_TABLE[:256].encode("latin-1")
 
 
 def _comparable(text: str) -> str:
@@ -87,10 +92,9 @@ def _comparable(text: str) -> str:
     if text.isascii():
         return text
     try:
-        latin1 = text.encode("latin-1")
+        return text.encode("latin-1").translate(_LATIN1_EQUIVALENTS).decode("latin-1")
     except UnicodeEncodeError:
-        return text.translate(ASCII_EQUIVALENTS)
-    return latin1.translate(_LATIN1_EQUIVALENTS).decode("latin-1")
+        return text.translate(_EQUIVALENTS_TABLE)
 
 
 _SEP = r"(?:[-./_]|[ \t]{1,4}+)"
