@@ -1,6 +1,6 @@
 """The webhook-endpoint and event operations in the OpenAPI description (docs/openapi.md)."""
 
-from drf_spectacular.utils import OpenApiParameter, OpenApiWebhook, extend_schema
+from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiWebhook, extend_schema
 from rest_framework import serializers
 
 from api.openapi import PAGE_PARAMETERS, ObjectName, list_of
@@ -89,8 +89,32 @@ endpoint_list = extend_schema(
     parameters=PAGE_PARAMETERS,
     responses={200: list_of(WebhookEndpoint, "WebhookEndpointList")},
 )
+# A real exchange in test mode, as the payment examples are (tests/api/test_openapi_examples.py).
+ENDPOINT_CREATE_REQUEST = {
+    "url": "https://shop.example.com/webhooks",
+    "description": "Order service",
+    "enabled_events": ["payment.*", "refund.succeeded"],
+}
+ENDPOINT_CREATED = {
+    "id": "whe_01M854ZGE7J7R641XQMFNKTEPW",
+    "object": "webhook_endpoint",
+    **ENDPOINT_CREATE_REQUEST,
+    "status": "enabled",
+    "secret_last4": "l9wH",
+    "previous_secret_expires_at": None,
+    "livemode": False,
+    "created": "2026-11-23T21:28:48Z",
+    "secret": "svc_whsec_0EoHXeCNk2TWzXqGftwfQkrQwW6Vl9wH",
+}
 endpoint_create = extend_schema(
-    request=WebhookEndpointInput, responses={201: WebhookEndpointWithSecret}
+    request=WebhookEndpointInput,
+    responses={201: WebhookEndpointWithSecret},
+    examples=[
+        OpenApiExample("An order service", ENDPOINT_CREATE_REQUEST, request_only=True),
+        OpenApiExample(
+            "An order service", ENDPOINT_CREATED, response_only=True, status_codes=["201"]
+        ),
+    ],
 )
 endpoint_retrieve = extend_schema(responses={200: WebhookEndpoint})
 endpoint_delete = extend_schema(responses={200: DeletedWebhookEndpoint})

@@ -16,6 +16,8 @@ from payments.openapi import EXAMPLE_TOKEN_CARDS, PAYMENT_ID
 from tests.payments.support import created, tokenize
 
 COMMITTED = Path(settings.BASE_DIR) / "docs" / "openapi.yaml"
+# The examples' host, and an address the webhook URL guard takes without a DNS lookup.
+HOST_STAND_INS = {"shop.example.com": "93.184.215.14"}
 
 
 def examples_of_operations() -> list[tuple]:
@@ -47,10 +49,11 @@ def shape(value):
     return type(value).__name__
 
 
-def with_real_ids(value, ids: dict[str, str]):
+def with_stand_ins(value, stand_ins: dict[str, str]):
+    """`value` with each example id (or host) replaced by its stand-in."""
     text = json.dumps(value)
-    for example_id, real_id in ids.items():
-        text = text.replace(example_id, real_id)
+    for example, stand_in in stand_ins.items():
+        text = text.replace(example, stand_in)
     return json.loads(text)
 
 
@@ -61,22 +64,24 @@ def test_the_main_operations_have_examples():
         ("post", "/v1/payments", 201),
         ("post", "/v1/payments", 402),
         ("post", "/v1/payments/{payment_id}/refunds", 201),
+        ("post", "/v1/webhook-endpoints", 201),
     } <= documented
 
 
 @pytest.mark.parametrize(
     ("method", "path", "request_example", "status", "response_example"),
     EXAMPLES,
-    ids=[f"{method} {path}" for method, path, *_ in EXAMPLES],
+    ids=[f"{method} {path} {status}" for method, path, _, status, _ in EXAMPLES],
 )
 def test_an_example_request_gets_an_answer_shaped_like_the_example(
     api, method, path, request_example, status, response_example
 ):
-    ids = {token_id: tokenize(api, card) for token_id, card in EXAMPLE_TOKEN_CARDS.items()}
-    ids[PAYMENT_ID] = created(api)["id"]
-    path_parameters = {"payment_id": ids[PAYMENT_ID]}
+    stand_ins = {token: tokenize(api, card) for token, card in EXAMPLE_TOKEN_CARDS.items()}
+    stand_ins[PAYMENT_ID] = created(api)["id"]
+    stand_ins.update(HOST_STAND_INS)
+    path_parameters = {"payment_id": stand_ins[PAYMENT_ID]}
     real_path = re.sub(r"\{(\w+)\}", lambda parameter: path_parameters[parameter[1]], path)
-    body = with_real_ids(request_example, ids)
+    body = with_stand_ins(request_example, stand_ins)
     response = getattr(api, method)(real_path, body, format="json")
     assert response.status_code == status, response.content
     assert shape(response.json()) == shape(response_example)
