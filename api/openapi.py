@@ -9,7 +9,7 @@ from http import HTTPStatus
 from drf_spectacular.extensions import OpenApiSerializerFieldExtension
 from drf_spectacular.openapi import AutoSchema
 from drf_spectacular.plumbing import ResolvedComponent
-from drf_spectacular.utils import OpenApiParameter, inline_serializer
+from drf_spectacular.utils import OpenApiExample, OpenApiParameter, inline_serializer
 from rest_framework import serializers
 
 from api.fields import (
@@ -260,3 +260,13 @@ class MetadataFieldSchema(OpenApiSerializerFieldExtension):
                 ]
             },
         }
+
+
+def exchange(name: str, request: dict, response: dict, status: int = 201) -> list:
+    """A request example and the response the API gave it, under one name: a real exchange in
+    test mode (tests/api/test_openapi_examples.py sends the request and pairs the two by
+    name)."""
+    return [
+        OpenApiExample(name, request, request_only=True),
+        OpenApiExample(name, response, response_only=True, status_codes=[str(status)]),
+    ]

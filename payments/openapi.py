@@ -2,10 +2,10 @@
 input serializers themselves; responses declare what payment_to_dict / token_to_dict return
 (tests/test_openapi.py compares the two)."""
 
-from drf_spectacular.utils import OpenApiExample, OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
 
-from api.openapi import PAGE_PARAMETERS, ObjectName, error_responses, list_of
+from api.openapi import PAGE_PARAMETERS, ObjectName, error_responses, exchange, list_of
 from payments.models import Payment as PaymentModel
 from payments.models import Token as TokenModel
 from payments.serializers import (
@@ -151,23 +151,18 @@ PAYMENT_DECLINED = {
     }
 }
 
-# A request example and the response example of the same name are one exchange.
+PAYMENT_DECLINED_REQUEST = {
+    **PAYMENT_CREATE_REQUEST,
+    "reference": "order-1043",
+    "payment_method": {"type": "card", "token": DECLINED_TOKEN_ID},
+}
+
 payment_create = extend_schema(
     request=PaymentCreateInput,
     responses={201: Payment, **OUTCOME_ERRORS},
     examples=[
-        OpenApiExample("Approved", PAYMENT_CREATE_REQUEST, request_only=True),
-        OpenApiExample("Approved", PAYMENT_CAPTURED, response_only=True, status_codes=["201"]),
-        OpenApiExample(
-            "Declined",
-            {
-                **PAYMENT_CREATE_REQUEST,
-                "reference": "order-1043",
-                "payment_method": {"type": "card", "token": DECLINED_TOKEN_ID},
-            },
-            request_only=True,
-        ),
-        OpenApiExample("Declined", PAYMENT_DECLINED, response_only=True, status_codes=["402"]),
+        *exchange("Approved", PAYMENT_CREATE_REQUEST, PAYMENT_CAPTURED),
+        *exchange("Declined", PAYMENT_DECLINED_REQUEST, PAYMENT_DECLINED, status=402),
     ],
 )
 payment_list = extend_schema(

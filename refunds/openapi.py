@@ -1,9 +1,9 @@
 """The refunds operations in the OpenAPI description (docs/openapi.md)."""
 
-from drf_spectacular.utils import OpenApiExample, extend_schema
+from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 
-from api.openapi import ObjectName
+from api.openapi import ObjectName, exchange
 from payments.openapi import AT, PAYMENT_ID
 from refunds.serializers import RefundCreateInput
 from refunds.states import RefundStatus
@@ -43,11 +43,6 @@ REFUND_SUCCEEDED = {
 refund_create = extend_schema(
     request=RefundCreateInput,
     responses={201: Refund},
-    examples=[
-        OpenApiExample("A partial refund", REFUND_CREATE_REQUEST, request_only=True),
-        OpenApiExample(
-            "A partial refund", REFUND_SUCCEEDED, response_only=True, status_codes=["201"]
-        ),
-    ],
+    examples=exchange("A partial refund", REFUND_CREATE_REQUEST, REFUND_SUCCEEDED),
 )
 refund_retrieve = extend_schema(responses={200: Refund})

@@ -1,10 +1,10 @@
 """The test-mode operations in the OpenAPI description (docs/openapi.md). The tokenizer's and
 the simulator's input serializers live beside their views, which name them."""
 
-from drf_spectacular.utils import OpenApiExample, extend_schema
+from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 
-from api.openapi import PAGE_PARAMETERS, error_responses, list_of
+from api.openapi import PAGE_PARAMETERS, error_responses, exchange, list_of
 from payments.openapi import AT, CARD, TOKEN_ID, Payment, Token
 from webhooks.openapi import EventWithAttempts
 
@@ -24,10 +24,7 @@ TOKEN = {
     "created": AT,
     "expires_at": "2026-11-23T21:12:58Z",
 }
-TOKEN_EXAMPLES = [
-    OpenApiExample("A test card", TOKEN_CREATE_REQUEST, request_only=True),
-    OpenApiExample("A test card", TOKEN, response_only=True, status_codes=["201"]),
-]
+TOKEN_EXAMPLES = exchange("A test card", TOKEN_CREATE_REQUEST, TOKEN)
 # 404: the `resource` named does not exist.
 WEBHOOK_SIMULATED = {201: EventWithAttempts, **error_responses(404)}
 

@@ -1,9 +1,9 @@
 """The webhook-endpoint and event operations in the OpenAPI description (docs/openapi.md)."""
 
-from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiWebhook, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiWebhook, extend_schema
 from rest_framework import serializers
 
-from api.openapi import PAGE_PARAMETERS, ObjectName, list_of
+from api.openapi import PAGE_PARAMETERS, ObjectName, exchange, list_of
 from events.catalogue import EVENT_TYPES
 from webhooks.models import Attempt
 from webhooks.serializers import MAX_PATTERNS, EndpointInput, ResendInput
@@ -109,12 +109,7 @@ ENDPOINT_CREATED = {
 endpoint_create = extend_schema(
     request=WebhookEndpointInput,
     responses={201: WebhookEndpointWithSecret},
-    examples=[
-        OpenApiExample("An order service", ENDPOINT_CREATE_REQUEST, request_only=True),
-        OpenApiExample(
-            "An order service", ENDPOINT_CREATED, response_only=True, status_codes=["201"]
-        ),
-    ],
+    examples=exchange("An order service", ENDPOINT_CREATE_REQUEST, ENDPOINT_CREATED),
 )
 endpoint_retrieve = extend_schema(responses={200: WebhookEndpoint})
 endpoint_delete = extend_schema(responses={200: DeletedWebhookEndpoint})
