@@ -398,10 +398,10 @@ def _token_at(scanned: str, position: int) -> int:
 
 
 def _scanned(text: str, document) -> str:
-    """The text scanned for card numbers: the body as sent, or, when it holds escapes and
-    decodes, its tokens decoded (`\\u0034\\u0032...` is the digits it is), each token a JSON
+    """The text scanned for card numbers: the body as sent, or, when it was decoded for its
+    escapes, its tokens decoded (`\\u0034\\u0032...` is the digits it is), each token a JSON
     string in document order, every `"` a delimiter (`_unescaped`)."""
-    if document is None or "\\" not in text:
+    if document is _NOT_DECODED or document is None:
         return text
     try:
         return _unescaped(json.dumps(document, ensure_ascii=False))
@@ -437,7 +437,7 @@ def find_card_data(raw: bytes) -> CardDataFound | None:
     """
     text = raw.decode("utf-8", errors="replace")
     document = _decode(text) if "\\" in text else _NOT_DECODED
-    scanned = text if document is _NOT_DECODED else _scanned(text, document)
+    scanned = _scanned(text, document)
     card_at = first_card_number_at(scanned)
     if card_at is None and not _KEY_HINT.search(scanned.lower()):
         return None

@@ -34,7 +34,7 @@ from api.carddata import redact
 from api.deferred import DeferredWrites
 from api.errors import ApiFailure, IdempotencyFailed, ValidationFailed
 from api.models import IdempotencyRecord
-from api.rows import Columns, insert_instances, insert_instances_if, insert_rows
+from api.rows import Columns, changed_a_row, insert_instances, insert_instances_if, insert_rows
 
 log = logging.getLogger("api.idempotency")
 
@@ -304,17 +304,11 @@ def _update_held(claim: Claim, **values) -> tuple[str, list]:
     return _update_held_sql(*values), [*params, claim.record_id, claim.lease_token]
 
 
-def _changed_a_row(statement: tuple[str, list]) -> bool:
-    with connection.cursor() as cursor:
-        cursor.execute(*statement)
-        return cursor.rowcount == 1
-
-
 def _store_response(claim: Claim, response: HttpResponse, body: bytes) -> bool:
     """The response stored under the claim; False when the claim was taken over."""
     content_type = response["Content-Type"]
     store = _update_held(claim, status=response.status_code, content_type=content_type, body=body)
-    return _changed_a_row(store)
+    return changed_a_row(store)
 
 
 def idempotency_release(claim: Claim) -> None:
@@ -334,7 +328,7 @@ def idempotency_release(claim: Claim) -> None:
 
 def _release(claim: Claim) -> None:
     failpoints.reach(failpoints.RELEASING)
-    _changed_a_row(_update_held(claim, lease_until=timezone.now()))
+    changed_a_row(_update_held(claim, lease_until=timezone.now()))
 
 
 _late_releases = DeferredWrites("idempotency-releases")

@@ -192,9 +192,7 @@ def insert_instances_if(update: tuple[str, list], instances: list, using=DEFAULT
     UPDATE, then the inserts if it changed a row."""
     connection = connections[using]
     if connection.vendor != "postgresql":
-        with connection.cursor() as cursor:
-            cursor.execute(*update)
-            changed = cursor.rowcount > 0
+        changed = changed_a_row(update, using)
         if changed:
             insert_instances(instances, using)
         return changed
@@ -211,6 +209,13 @@ def insert_instances_if(update: tuple[str, list], instances: list, using=DEFAULT
         for obj in instances:
             mark_stored(obj, using)
     return changed
+
+
+def changed_a_row(statement: tuple[str, list], using: str = DEFAULT_DB_ALIAS) -> bool:
+    """Runs `statement` (sql, params), an UPDATE of at most one row: whether it changed one."""
+    with connections[using].cursor() as cursor:
+        cursor.execute(*statement)
+        return cursor.rowcount == 1
 
 
 def _chained(named: list[tuple[str, str, list]], statements: list[tuple[str, list]]):

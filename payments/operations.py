@@ -18,12 +18,11 @@ import logging
 from collections.abc import Callable, Iterable
 
 from django.conf import settings
-from django.db import connection
 from django.utils import timezone
 
 from api.errors import ProcessingFailed, ServiceError
 from api.idempotency import held_claim_id, insert_while_held
-from api.rows import Columns
+from api.rows import Columns, changed_a_row
 from payments.models import Operation
 
 STARTED = Operation.State.STARTED
@@ -110,9 +109,7 @@ def operation_applying(operation: Operation) -> tuple[str, list]:
 def operation_apply(operation: Operation) -> bool:
     """Step 3, inside the transaction that writes the answer: True for the one writer that
     marks it applied; False when another (recovery, or the original request) already did."""
-    with connection.cursor() as cursor:
-        cursor.execute(*operation_applying(operation))
-        return cursor.rowcount == 1
+    return changed_a_row(operation_applying(operation))
 
 
 def operation_abandon(operation: Operation) -> None:
