@@ -221,8 +221,21 @@ class ServiceAutoSchema(AutoSchema):
             if str(status) not in responses:
                 responses[str(status)] = self._get_response_for_code(Error, str(status))
         for status, response in responses.items():
-            response["description"] = response["description"] or HTTPStatus(int(status)).phrase
+            response["description"] = response["description"] or status_phrase(int(status))
         return dict(sorted(responses.items()))
+
+
+# RFC 9110's names, which Python 3.13 uses and 3.11 does not ("Unprocessable Entity"): the
+# description must be the same whichever supported interpreter generates it.
+RFC_9110_PHRASES = {
+    413: "Content Too Large",
+    416: "Range Not Satisfiable",
+    422: "Unprocessable Content",
+}
+
+
+def status_phrase(status: int) -> str:
+    return RFC_9110_PHRASES.get(status) or HTTPStatus(status).phrase
 
 
 class AmountFieldSchema(OpenApiSerializerFieldExtension):
