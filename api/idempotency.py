@@ -34,6 +34,7 @@ from api.carddata import redact
 from api.deferred import DeferredWrites
 from api.errors import ApiFailure, IdempotencyFailed, ValidationFailed
 from api.models import IdempotencyRecord
+from api.retention import purge_rows
 from api.rows import Columns, changed_a_row, insert_instances, insert_instances_if, insert_rows
 
 log = logging.getLogger("api.idempotency")
@@ -363,6 +364,6 @@ def _decrypted(record: IdempotencyRecord, cipher: BodyCipher) -> bytes:
 
 
 def idempotency_records_purge() -> int:
-    """Deletes records past their 24-hour window; returns how many."""
-    deleted, _ = IdempotencyRecord.objects.filter(expires_at__lte=timezone.now()).delete()
-    return deleted
+    """Deletes records past their 24-hour window, in batches; returns how many."""
+    expired = IdempotencyRecord.objects.filter(expires_at__lte=timezone.now())
+    return purge_rows(expired, order="expires_at")

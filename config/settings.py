@@ -4,6 +4,7 @@ With no DATABASE_URL and no REDIS_URL the service runs on embedded defaults: a S
 under var/ and a filesystem Celery broker shared by the web, worker and beat processes.
 """
 
+import datetime
 import ipaddress
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
@@ -322,7 +323,16 @@ WEBHOOK_ALLOWED_NETWORKS = [
 WEBHOOK_CA_BUNDLE = env.str("WEBHOOK_CA_BUNDLE", default="") or None  # None: system CAs
 # Fernet keys for webhook secrets at rest, newest first; empty: derived from SECRET_KEY.
 WEBHOOK_ENCRYPTION_KEYS = env.list("WEBHOOK_ENCRYPTION_KEYS", default=[])
-CELERY_TASK_ROUTES = {"webhooks.tasks.*": {"queue": "webhooks"}}
+# Events (with their deliveries and attempts) are deleted this long after their creation
+# (docs/data.md "Retention"); the 72-hour retry window is the floor.
+EVENT_RETENTION = datetime.timedelta(days=env.float("EVENT_RETENTION_DAYS", default=30))
+if EVENT_RETENTION < datetime.timedelta(hours=72):
+    raise ImproperlyConfigured("EVENT_RETENTION_DAYS must be at least 3 (the retry window).")
+CELERY_TASK_ROUTES = {
+    # Housekeeping takes no delivery thread: an exact name wins over the pattern.
+    "webhooks.tasks.purge_old_events": {"queue": "celery"},
+    "webhooks.tasks.*": {"queue": "webhooks"},
+}
 CELERY_BEAT_SCHEDULE.update(
     {
         # Due first attempts and retries (rows with next_attempt_at), and expired leases.
@@ -330,6 +340,11 @@ CELERY_BEAT_SCHEDULE.update(
             "task": "webhooks.tasks.deliver_due",
             "schedule": 1.0,
             "options": {"expires": 0.9},
+        },
+        "webhooks-purge-old-events": {
+            "task": "webhooks.tasks.purge_old_events",
+            "schedule": 3600.0,
+            "options": {"expires": 3300},
         },
         # Events whose after-commit nudge was lost (spec "Retries and dead letter" 3).
         "webhooks-sweep": {
@@ -350,6 +365,11 @@ PAYMENT_TRANSACTION_LIMIT = env.int("PAYMENT_TRANSACTION_LIMIT", default=100_000
 # How old a `started` connector operation must be before beat takes it for abandoned by its
 # process and asks the connector again (longer than any connector call takes).
 OPERATION_RECOVERY_SECONDS = env.int("OPERATION_RECOVERY_SECONDS", default=60)
+# Finished operations are deleted this long after they started (docs/data.md "Retention"); the
+# 24-hour idempotency replay window (a retry resumes its operation) is the floor.
+OPERATION_RETENTION = datetime.timedelta(days=env.float("OPERATION_RETENTION_DAYS", default=7))
+if OPERATION_RETENTION < datetime.timedelta(days=2):
+    raise ImproperlyConfigured("OPERATION_RETENTION_DAYS must be at least 2.")
 if not 0 < PAYMENT_TRANSACTION_LIMIT < 2**53:
     raise ImproperlyConfigured("PAYMENT_TRANSACTION_LIMIT must be a positive integer below 2^53.")
 CELERY_BEAT_SCHEDULE.update(
@@ -371,6 +391,11 @@ CELERY_BEAT_SCHEDULE.update(
             "task": "payments.tasks.recover_operations",
             "schedule": 30.0,
             "options": {"expires": 25},
+        },
+        "payments-purge-finished-operations": {
+            "task": "payments.tasks.purge_finished_operations",
+            "schedule": 3600.0,
+            "options": {"expires": 3300},
         },
         "payments-purge-unused-tokens": {
             "task": "payments.tasks.purge_unused_tokens",

@@ -9,6 +9,7 @@ from django.utils import timezone
 
 from accounts.models import Merchant
 from api.errors import ValidationFailed
+from api.retention import purge_rows
 from api.rows import Columns, ModelRows
 from payments.methods import Method
 from payments.models import Token
@@ -94,5 +95,6 @@ UNUSED_TOKEN_RETENTION = datetime.timedelta(days=1)
 def tokens_purge_unused() -> int:
     """Deletes tokens that expired unused over UNUSED_TOKEN_RETENTION ago; returns how many."""
     cutoff = timezone.now() - UNUSED_TOKEN_RETENTION
-    deleted, _ = Token.objects.filter(used_at__isnull=True, expires_at__lte=cutoff).delete()
-    return deleted
+    return purge_rows(
+        Token.objects.filter(used_at__isnull=True, expires_at__lte=cutoff), order="expires_at"
+    )
