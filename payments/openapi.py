@@ -50,6 +50,11 @@ class Payment(serializers.Serializer):
     captured_at = serializers.DateTimeField(**TIMESTAMP)
     canceled_at = serializers.DateTimeField(**TIMESTAMP)
     next_action = serializers.DictField(required=False, help_text="Only in requires_action.")
+    clock_advanced_by = serializers.IntegerField(
+        required=False,
+        help_text="Test mode: seconds this payment's clock was moved forward by "
+        "POST /v1/sandbox/advance-clock/:paymentId; absent when never.",
+    )
 
 
 class TokenCard(serializers.Serializer):

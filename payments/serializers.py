@@ -154,6 +154,8 @@ def payment_to_dict(payment: Payment) -> dict:
     }
     if payment.status == Status.REQUIRES_ACTION and payment.next_action:
         data["next_action"] = payment.next_action
+    if payment.clock_advanced_by is not None:
+        data["clock_advanced_by"] = payment.clock_advanced_by  # test mode: sandbox time travel
     return data
 
 

@@ -1,5 +1,6 @@
 """Test-mode endpoints (spec "Test-mode endpoints") and the simulated challenge page."""
 
+import datetime
 from functools import partial
 
 from django.http import HttpResponseRedirect
@@ -20,7 +21,10 @@ from payments.states import Status
 from payments.views import PaymentMixin, rendered
 from sandbox import openapi, overrides
 from sandbox.cards import CARDS
+from sandbox.clock import MAX_TRAVEL, event_retries_now, payment_advance_clock
 from sandbox.services import challenge_answer, challenge_open, token_create
+from webhooks.selectors import event_get
+from webhooks.serializers import event_with_attempts
 
 
 class TokenInput(serializers.Serializer):
@@ -91,6 +95,42 @@ class Advance(PaymentMixin, ServiceAPIView):
             api_version=request.api_version,
         )
         return self.operate(resolve, rendered)
+
+
+class AdvanceClockInput(serializers.Serializer):
+    seconds = serializers.IntegerField(min_value=1, max_value=int(MAX_TRAVEL.total_seconds()))
+
+
+class AdvanceClock(PaymentMixin, ServiceAPIView):
+    """Sandbox time travel (docs/sandbox.md): the payment's timed transitions due within
+    `seconds` happen now."""
+
+    test_mode_only = True
+
+    @openapi.advance_clock
+    @extend_schema(request=AdvanceClockInput)
+    def post(self, request, payment_id):
+        data = validated(AdvanceClockInput, request.data)
+        travel = partial(
+            payment_advance_clock,
+            payment=self.payment(request, payment_id),
+            by=datetime.timedelta(seconds=data["seconds"]),
+            api_version=request.api_version,
+        )
+        return self.operate(travel, rendered)
+
+
+class RetryNow(ServiceAPIView):
+    """A test event's retries made due now (docs/sandbox.md "Time travel"); 202: the workers
+    make the attempts, which appear on GET /v1/events/:id."""
+
+    test_mode_only = True
+
+    @openapi.retry_now
+    def post(self, request, event_id):
+        event = event_get(merchant=request.merchant, livemode=request.livemode, event_id=event_id)
+        event_retries_now(event=event)
+        return Response(event_with_attempts(event), status=202)
 
 
 CHALLENGE_ACTIONS = ("approve", "decline", "timeout")
