@@ -296,6 +296,19 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = env.int("API_MAX_BODY_BYTES", default=256 * 1024)
 # (short: the claim fences the work, docs/request-safety.md "Idempotency keys").
 IDEMPOTENCY_LEASE_SECONDS = env.int("IDEMPOTENCY_LEASE_SECONDS", default=30)
 
+# The request log kept per merchant for GET /v1/request-logs (docs/request-log.md): written by a
+# background thread of each process every REQUEST_LOG_FLUSH_SECONDS, kept this long.
+REQUEST_LOG_ENABLED = env.bool("REQUEST_LOG_ENABLED", default=True)
+REQUEST_LOG_FLUSH_SECONDS = env.float("REQUEST_LOG_FLUSH_SECONDS", default=1.0)
+REQUEST_LOG_RETENTION = datetime.timedelta(days=env.float("REQUEST_LOG_RETENTION_DAYS", default=30))
+if REQUEST_LOG_RETENTION < datetime.timedelta(days=1):
+    raise ImproperlyConfigured("REQUEST_LOG_RETENTION_DAYS must be at least 1.")
+CELERY_BEAT_SCHEDULE["api-purge-request-log"] = {
+    "task": "api.tasks.purge_old_request_log",
+    "schedule": 3600.0,
+    "options": {"expires": 3300},
+}
+
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
