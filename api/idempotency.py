@@ -30,9 +30,9 @@ from django.http import HttpResponse
 from django.utils import timezone
 
 from api import failpoints
-from api.carddata import redact
 from api.deferred import DeferredWrites
 from api.errors import ApiFailure, IdempotencyFailed, ValidationFailed
+from api.logfilters import redact_log_text
 from api.models import IdempotencyRecord
 from api.rows import Columns, changed_a_row, insert_instances, insert_instances_if, insert_rows
 
@@ -139,7 +139,7 @@ def idempotency_claim(
         now,
         fingerprint=fingerprint,
         method=method,
-        path=redact(path)[:2048],
+        path=redact_log_text(path)[:2048],
         request_id=request_id,
     )
     scope = {"merchant_id": merchant_id, "livemode": livemode, "key_hash": _sha256(key)}

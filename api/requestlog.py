@@ -1,15 +1,16 @@
-"""The request log: one structured line per API request, card-shaped strings redacted.
+"""The request log: one structured line per API request, card- and key-shaped strings
+redacted.
 
-Two layers keep card numbers out of the logs: the request log redacts its own fields before
-logging them, and api.logfilters.RedactCardData redacts every record before it is written.
+Two layers keep card numbers and keys out of the logs: the request log redacts its own fields
+before logging them, and api.logfilters.RedactCardData redacts every record before it is written.
 """
 
 import json
 import logging
 import time
 
-from api.carddata import redact
 from api.idempotency import KEY_HEADER, REPLAYED_HEADER
+from api.logfilters import redact_log_text
 
 log = logging.getLogger("api.request")
 
@@ -33,7 +34,8 @@ def request_log_fields(request, response, duration_ms: float) -> dict:
     if fields["replayed"]:
         fields["original_request_id"] = response["X-Request-Id"]
     return {
-        name: redact(value) if isinstance(value, str) else value for name, value in fields.items()
+        name: redact_log_text(value) if isinstance(value, str) else value
+        for name, value in fields.items()
     }
 
 
