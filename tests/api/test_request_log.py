@@ -140,9 +140,7 @@ LIVE_KEY = "svc_sk_live_" + "Ab3" * 7  # key-shaped (decisions.md "Neutral names
 SIGNING_SECRET = "svc_whsec_" + "Zz9" * 11
 
 
-def test_an_api_key_used_as_idempotency_key_is_redacted_from_the_request_log(
-    api, caplog, console
-):
+def test_an_api_key_used_as_idempotency_key_is_redacted_from_the_request_log(api, caplog, console):
     caplog.set_level(logging.INFO, logger="api.request")
     api.post("/v1/test/echo", {"amount": 1}, format="json", HTTP_IDEMPOTENCY_KEY=LIVE_KEY)
     (entry,) = request_logs(caplog)
