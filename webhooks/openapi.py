@@ -6,7 +6,7 @@ from rest_framework import serializers
 from api.openapi import PAGE_PARAMETERS, ObjectName, exchange, list_of
 from events.catalogue import EVENT_TYPES
 from webhooks.models import Attempt
-from webhooks.serializers import MAX_PATTERNS, EndpointInput, ResendInput
+from webhooks.serializers import MAX_PATTERN_LENGTH, MAX_PATTERNS, EndpointInput, ResendInput
 
 ENDPOINT_STATUSES = ["enabled", "disabled"]
 EVENT_TYPE_CHOICES = sorted(EVENT_TYPES)
@@ -18,7 +18,7 @@ class WebhookEndpointInput(EndpointInput):
 
     url = serializers.URLField(max_length=2048, help_text="An absolute https URL.")
     enabled_events = serializers.ListField(
-        child=serializers.CharField(),
+        child=serializers.CharField(max_length=MAX_PATTERN_LENGTH),
         required=False,
         allow_empty=False,
         max_length=MAX_PATTERNS,
