@@ -11,6 +11,7 @@ from rest_framework.exceptions import ParseError
 from rest_framework.parsers import BaseParser
 
 from api.errors import ValidationFailed, quoted
+from api.fields import MAX_STRING_LENGTH
 
 
 def _refuse_constant(name):
@@ -102,6 +103,18 @@ def refuse_overcomplex_body(raw: bytes) -> None:
             f"The request body holds more than {MAX_BODY_CONTAINERS} JSON objects and arrays.",
             code="request_too_complex",
         )
+
+
+def refuse_overlong_query_values(request) -> None:
+    """400 `invalid_parameter` naming a query parameter longer than any string input may be
+    (`MAX_STRING_LENGTH`): a filter, a cursor or an id is far shorter, and no value quoted in
+    an error then grows with the input (docs/api-conventions.md "String lengths")."""
+    for name, values in request.query_params.lists():
+        if any(len(value) > MAX_STRING_LENGTH for value in values):
+            raise ValidationFailed(
+                f"{quoted(name)} must be at most {MAX_STRING_LENGTH} characters.",
+                param=name[:MAX_STRING_LENGTH],
+            )
 
 
 # Methods whose requests carry no content here: a body sent with one is refused unread.

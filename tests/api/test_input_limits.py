@@ -153,3 +153,15 @@ def test_an_error_answer_over_the_stored_limit_is_not_kept(new_merchant, caplog)
     (record,) = IdempotencyRecord.objects.all()
     assert record.status is None and not bytes(record.body)  # released, not stored
     assert "not stored" in caplog.text
+
+
+@pytest.mark.parametrize("name", ["reference", "starting_after", "type", "anything"])
+def test_a_query_value_over_500_characters_is_refused_naming_it(api, name):
+    path = "/v1/events" if name == "type" else "/v1/payments"
+    response = api.get(path, {name: "r" * 501})
+    assert error_of(response, 400, "validation_error", "invalid_parameter")["param"] == name
+    assert len(response.content) < SMALL_ANSWER
+
+
+def test_a_query_value_of_500_characters_is_served(api):
+    assert api.get("/v1/payments", {"reference": "r" * 500}).json()["data"] == []

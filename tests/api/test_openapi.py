@@ -165,6 +165,17 @@ def test_every_string_a_request_body_takes_has_a_maximum_length(schema):
     assert unbounded == []
 
 
+def test_every_string_a_query_or_path_parameter_takes_has_a_maximum_length(schema):
+    unbounded = []
+    for path, operations in schema["paths"].items():
+        for method, operation in operations.items():
+            for parameter in operation.get("parameters", []):
+                if parameter["in"] in ("query", "path"):
+                    where = f"{method} {path} {parameter['name']}"
+                    unbounded += unbounded_strings(schema, parameter["schema"], where, set())
+    assert unbounded == []
+
+
 def test_the_schema_is_served_without_an_api_key(client, schema):
     as_json = client.get("/openapi.json")
     assert as_json.status_code == 200
