@@ -11,9 +11,9 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
 from rest_framework.response import Response
 
-from api.carddata import redact
 from api.errors import ValidationFailed
 from api.fields import parse_time_filter
+from api.logfilters import redact_log_text
 from api.models import RequestLogEntry
 from api.openapi import PAGE_PARAMETERS, list_of
 from api.renderers import format_timestamp
@@ -85,7 +85,7 @@ def _text(lookup: str, *, redacted: bool = False):
     def parse(value: str) -> dict:
         if "\x00" in value:
             raise ValueError("must not contain NUL characters")
-        return {lookup: redact(value) if redacted else value}
+        return {lookup: redact_log_text(value) if redacted else value}
 
     return parse
 

@@ -1,8 +1,9 @@
 """The request log: one structured line per API request, and the same facts kept per merchant
 for `GET /v1/request-logs` (docs/request-log.md).
 
-Two layers keep card numbers out of the logs: the request log redacts its own fields before
-logging them, and api.logfilters.RedactCardData redacts every record before it is written.
+Two layers keep card numbers and keys out of the logs: the request log redacts its own fields
+(card- and key-shaped strings) before logging them, and api.logfilters.RedactCardData redacts
+every record before it is written.
 
 The rows are written by a background thread of each process, in batches: a request only
 appends its entry to a bounded in-memory queue, so writing the log adds no SQL to any request
@@ -21,8 +22,8 @@ import time
 from django.conf import settings
 from django.db import DatabaseError, connection, transaction
 
-from api.carddata import redact
 from api.idempotency import KEY_HEADER, REPLAYED_HEADER
+from api.logfilters import redact_log_text
 from api.models import RequestLogEntry
 from api.retention import first_id_at, purge_rows
 from api.rows import insert_rows
@@ -51,7 +52,8 @@ def request_log_fields(request, response, duration_ms: float) -> dict:
     if fields["replayed"]:
         fields["original_request_id"] = response["X-Request-Id"]
     return {
-        name: redact(value) if isinstance(value, str) else value for name, value in fields.items()
+        name: redact_log_text(value) if isinstance(value, str) else value
+        for name, value in fields.items()
     }
 
 

@@ -8,7 +8,7 @@ from django.db import connection
 from django.utils import timezone
 
 from accounts.models import Merchant
-from api.errors import ValidationFailed
+from api.errors import ValidationFailed, quoted
 from api.retention import purge_rows
 from api.rows import Columns, ModelRows
 from payments.methods import Method
@@ -57,7 +57,7 @@ def token_take(*, merchant: Merchant, livemode: bool, token_id: str, method: Met
         return token
     token = Token.objects.filter(pk=token_id, merchant=merchant, livemode=livemode).first()
     if token is None:
-        raise _token_error(f"No such token: {token_id!r}.")
+        raise _token_error(f"No such token: {quoted(token_id)}.")
     if token.used_at is not None:
         raise _token_error("This token has already been used; tokens are single-use.")
     if token.expires_at <= now:

@@ -11,6 +11,7 @@ from rest_framework import serializers
 from rest_framework.response import Response
 
 from api.errors import NotFound, ProcessingFailed
+from api.fields import StrictChoiceField
 from api.pagination import list_envelope, paginate_fixed
 from api.validation import validated
 from api.views import ServiceAPIView
@@ -28,12 +29,14 @@ from webhooks.serializers import event_with_attempts
 
 
 class TokenInput(serializers.Serializer):
-    type = serializers.ChoiceField(choices=Token.Type.choices, default=Token.Type.CARD)
+    type = StrictChoiceField(choices=Token.Type.choices, default=Token.Type.CARD)
     number = StrictCharField(max_length=64)
     exp_month = serializers.IntegerField(min_value=1, max_value=12)
     exp_year = serializers.IntegerField(min_value=0, max_value=9999)
     cvc = serializers.RegexField(
-        r"^[0-9]{3,4}$", error_messages={"invalid": "Must be 3 or 4 digits."}
+        r"^[0-9]{3,4}$",
+        max_length=4,
+        error_messages=dict.fromkeys(("invalid", "max_length"), "Must be 3 or 4 digits."),
     )
     name = StrictCharField(required=False, allow_null=True, max_length=200)
 
