@@ -15,7 +15,7 @@ from api.errors import ValidationFailed
 from api.fields import parse_time_filter
 from api.logfilters import redact_log_text
 from api.models import RequestLogEntry
-from api.openapi import PAGE_PARAMETERS, list_of
+from api.openapi import PAGE_PARAMETERS, QUERY_STRING, list_of
 from api.renderers import format_timestamp
 from api.views import ServiceAPIView
 
@@ -124,12 +124,16 @@ class RequestLogList(ServiceAPIView):
         ),
         parameters=[
             *PAGE_PARAMETERS,
-            OpenApiParameter("status", str, description="402, or a class: 2xx, 4xx, 5xx."),
-            OpenApiParameter("path", str, description="The exact path, e.g. /v1/payments."),
-            OpenApiParameter("created[gte]", str, description="RFC 3339 or unix seconds."),
-            OpenApiParameter("created[lte]", str, description="Its whole second included."),
-            OpenApiParameter("idempotency_key", str),
-            OpenApiParameter("request_id", str, description="An X-Request-Id."),
+            OpenApiParameter("status", QUERY_STRING, description="402, or a class: 2xx, 4xx, 5xx."),
+            OpenApiParameter(
+                "path", QUERY_STRING, description="The exact path, e.g. /v1/payments."
+            ),
+            OpenApiParameter("created[gte]", QUERY_STRING, description="RFC 3339 or unix seconds."),
+            OpenApiParameter(
+                "created[lte]", QUERY_STRING, description="Its whole second included."
+            ),
+            OpenApiParameter("idempotency_key", QUERY_STRING),
+            OpenApiParameter("request_id", QUERY_STRING, description="An X-Request-Id."),
         ],
         responses={200: list_of(RequestLog, "RequestLogList")},
     )
