@@ -66,10 +66,10 @@ def runtime_venv(copy: Path) -> Path:
 
 
 @contextlib.contextmanager
-def scratch_database(database_url: str):
+def scratch_database(database_url: str, suffix: str = "smoke"):
     """A PostgreSQL database of its own next to `database_url`'s, dropped afterwards."""
     config = environ.Env.db_url_config(database_url)
-    name = f"{config['NAME']}_smoke"
+    name = f"{config['NAME']}_{suffix}"
     server = {
         "host": config["HOST"] or "127.0.0.1",
         "port": config["PORT"] or 5432,
