@@ -107,6 +107,12 @@ class Fleet:
             query = "SELECT count(*) FROM payments_payment WHERE reference = %s"
             return conn.execute(query, [reference]).fetchone()[0]
 
+    def connections(self) -> int:
+        """Connections the fleet holds to its database (this query's own left out)."""
+        with psycopg.connect(self.database_url) as conn:
+            query = "SELECT count(*) - 1 FROM pg_stat_activity WHERE datname = current_database()"
+            return conn.execute(query).fetchone()[0]
+
     def both_in_flight(self, pool: ThreadPoolExecutor, requests_: list) -> list:
         """Starts two slow requests at once; round robin gives one to each node."""
         answers = [pool.submit(self.post, request) for request in requests_]
@@ -128,6 +134,9 @@ def test_two_nodes_behind_haproxy(fleet: Fleet):
     replay = fleet.post(raced)
     assert replay.headers["Idempotent-Replayed"] == "true" and replay.json()["id"] in created
     assert fleet.payments("raced") == 1
+    # docs/production.md "PostgreSQL connection budget", for two nodes of one web worker (4
+    # threads) and one worker (concurrency 2): 2 x 1 x (4 + 2) + (2 + 1) x 3.
+    assert fleet.connections() <= 2 * 1 * (4 + 2) + (2 + 1) * 3
 
     first, second = fleet.nodes
     with ThreadPoolExecutor(4) as pool:
