@@ -21,7 +21,8 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-POOL_MIN = 2  # config/settings.py DATABASE_POOL_MIN's default: the pool's max may not be below it
+# The pool's max may not be below its min (config/settings.py DATABASE_POOL_MIN, default 2).
+POOL_MIN = int(os.environ.get("DATABASE_POOL_MIN") or 2)
 
 
 def setting(name: str, default: str) -> str:

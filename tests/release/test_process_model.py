@@ -2,14 +2,16 @@
 Dockerfile and compose.yaml start processes only through scripts/serve.py and install only
 through scripts/install.sh, the scripts CI runs. The image is not built here."""
 
+import os
 import shlex
 import subprocess
 import sys
 
+import pytest
 import yaml
 from django.core import signing
 
-from tests.e2e.processes import ROOT
+from tests.e2e.processes import ROOT, free_port
 
 sys.path.insert(0, str(ROOT / "scripts"))
 import serve  # noqa: E402
@@ -63,3 +65,39 @@ def test_a_rotated_secret_key_still_reads_what_the_old_one_signed():
         [sys.executable, "-c", script, signed], cwd=ROOT, env=env, capture_output=True, text=True
     )
     assert run.stdout.strip() == "session", run.stderr
+
+
+@pytest.fixture
+def environ():
+    """serve.py writes os.environ (for the process it execs): restored afterwards, so no other
+    test's subprocess inherits a pool size."""
+    saved = dict(os.environ)
+    yield os.environ
+    os.environ.clear()
+    os.environ.update(saved)
+
+
+@pytest.mark.parametrize(
+    ("process", "pool_max"), [("web", "8"), ("worker", "3"), ("webhooks", "12"), ("beat", "2")]
+)
+def test_serve_py_sizes_each_pool_to_the_process_threads(environ, tmp_path, process, pool_max):
+    """docs/production.md "PostgreSQL connection budget": threads + 2 (prefork: 1 + 2 a child)."""
+    for name in ("DATABASE_POOL_MAX", "DATABASE_POOL_MIN"):
+        environ.pop(name, None)
+    environ.update(WEB_PORT=str(free_port()), WEB_THREADS="6", WEBHOOKS_CONCURRENCY="10")
+    environ["BEAT_SCHEDULE"] = str(tmp_path / "schedule")
+    serve.PROCESSES[process]()
+    assert environ["DATABASE_POOL_MAX"] == pool_max
+    environ["DATABASE_POOL_MAX"] = "40"
+    serve.PROCESSES[process]()
+    assert environ["DATABASE_POOL_MAX"] == "40"
+
+
+def test_serve_py_web_serves_where_it_is_told_with_a_kill_timeout(environ):
+    port = free_port()
+    environ.update(WEB_HOST="127.0.0.1", WEB_PORT=str(port), WEB_KILL_TIMEOUT="7")
+    argv = serve.web()
+    assert argv[:3] == ["-m", "granian", "--interface"]
+    for flag, value in (("--host", "127.0.0.1"), ("--port", str(port))):
+        assert argv[argv.index(flag) + 1] == value
+    assert argv[argv.index("--workers-kill-timeout") + 1] == "7"
