@@ -22,7 +22,8 @@ from tests.e2e.stack import scratch_database
 
 pytestmark = [pytest.mark.e2e, pytest.mark.postgres]
 
-LEASE_SECONDS = 3  # IDEMPOTENCY_LEASE_SECONDS on the nodes: how long a dead request holds its key
+LEASE_SECONDS = 8  # IDEMPOTENCY_LEASE_SECONDS on the nodes: a dead request holds its key this long
+# (short, to keep the test short; long enough that a slow request under load keeps its claim)
 SLOW_MS = 3000  # a sandbox issuer wait: long enough to act on a node mid-request
 
 
