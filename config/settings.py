@@ -38,6 +38,8 @@ def _required_unless_debug(name: str, dev_value: str) -> str:
 
 
 SECRET_KEY = _required_unless_debug("DJANGO_SECRET_KEY", "dev-only-secret-key-not-for-production")
+# Rotation: previous keys, still accepted for what they signed (docs/production.md "Rotating").
+SECRET_KEY_FALLBACKS = env.list("DJANGO_SECRET_KEY_FALLBACKS", default=[])
 API_KEY_PEPPER = _required_unless_debug("API_KEY_PEPPER", "dev-only-pepper-not-for-production")
 # Pepper rotation: new keys are hashed with API_KEY_PEPPER under API_KEY_PEPPER_VERSION; keys
 # hashed under an older pepper keep working while it is listed here as "version=value,...".

@@ -67,6 +67,15 @@ ensure_chromium() {  # tests/browser drive Debian's Chromium (Playwright downloa
     || { echo "FATAL: Chromium is not installed and apt-get could not install it" >&2; exit 1; }
 }
 
+ensure_haproxy() {  # tests/e2e/test_fleet.py puts Debian's haproxy in front of two nodes
+  command -v haproxy >/dev/null || [ -x /usr/sbin/haproxy ] && return 0
+  [ "${CI:-}" = "true" ] || { echo "NOTE: haproxy is absent: the multi-node test is skipped."; return 0; }
+  echo "haproxy is absent: installing Debian's haproxy for the multi-node test."
+  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq haproxy; } >&2 || true
+  command -v haproxy >/dev/null || [ -x /usr/sbin/haproxy ] \
+    || { echo "FATAL: haproxy is not installed and apt-get could not install it" >&2; exit 1; }
+}
+
 DB_URL="${DATABASE_URL:-$PG_URL_DEFAULT}"
 BROKER_URL="${REDIS_URL:-$REDIS_URL_DEFAULT}"
 
@@ -89,6 +98,7 @@ fi
 echo "test database: ${DATABASE_URL:-embedded SQLite}; broker: ${REDIS_URL:-embedded filesystem}"
 
 ensure_chromium
+ensure_haproxy
 .venv/bin/ruff check .
 .venv/bin/ruff format --check .
 .venv/bin/lint-imports
