@@ -22,7 +22,7 @@ from django.db import migrations
 from django.db.migrations.loader import MigrationLoader
 
 from tests.e2e.processes import ROOT, service_env, wait_until_serving
-from tests.e2e.stack import quiet_port, scratch_database
+from tests.e2e.stack import fresh_copy, quiet_port, runtime_venv, scratch_database
 
 # The release running in production before this one: bumped by the release procedure
 # (docs/production.md "Cutting a release") to the commit that was deployed.
@@ -106,6 +106,12 @@ def test_migrations_since_the_previous_release_only_expand_the_schema():
 def test_the_previous_release_runs_on_this_releases_schema(tmp_path):
     old = tmp_path / "previous"
     previous_release(old)
+    # The old code runs on this release's dependencies, installed as production installs them
+    # (not this checkout's editable install, whose finder would hand the old code this tree's
+    # modules wherever the old tree has none, such as a new room's admin.py).
+    copy = tmp_path / "copy"
+    copy.mkdir()
+    old_python = str(runtime_venv(fresh_copy(copy)) / "bin" / "python")
     with scratch_database(os.environ["DATABASE_URL"], suffix="upgrade") as url:
         env = service_env(
             DATABASE_URL=url, PYTHONPATH=str(old), WEBHOOK_ALLOWED_NETWORKS="127.0.0.0/8"
@@ -115,7 +121,7 @@ def test_the_previous_release_runs_on_this_releases_schema(tmp_path):
             [sys.executable, "manage.py", "migrate", "--noinput", "-v0"], cwd=ROOT, env=env
         ).check_returncode()
         merchant = subprocess.run(
-            [sys.executable, "manage.py", "create_merchant", "--name", "Old", "--email"]
+            [old_python, "manage.py", "create_merchant", "--name", "Old", "--email"]
             + ["old@example.test", "--json"],
             cwd=old,
             env=env,
@@ -126,7 +132,7 @@ def test_the_previous_release_runs_on_this_releases_schema(tmp_path):
         keys = json.loads(merchant.stdout)["keys"]["test"]
         port = quiet_port()
         web = subprocess.Popen(
-            [sys.executable, "-m", "granian", "--interface", "wsgi", "--port", str(port)]
+            [old_python, "-m", "granian", "--interface", "wsgi", "--port", str(port)]
             + ["--workers", "1", "--no-ws", "config.wsgi:application"],
             cwd=old,
             env=env,
