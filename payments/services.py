@@ -10,6 +10,7 @@ payment is busy: no other change may begin, so exactly one caller reaches the co
 """
 
 import datetime
+import logging
 from dataclasses import dataclass
 
 from django.conf import settings
@@ -37,6 +38,8 @@ from payments.states import LIFETIMES, STATUS_EVENTS, Status, Trigger, check_tra
 from payments.tokens import card_of, token_release, token_take
 
 AUTOMATIC = Payment.CaptureMethod.AUTOMATIC
+
+log = logging.getLogger(__name__)
 
 
 # --- applying results ------------------------------------------------------------------------
@@ -472,6 +475,9 @@ def _start(
         locked = _lock_for(payment, TRIGGERS[kind])
         if check is not None:
             request = {**request, **check(locked)}
+        # A payment no connector serves any more (its live route removed) is refused before
+        # an operation is recorded: one left `started` would be retried by recovery forever.
+        connector_of(locked)
         operation = operation_start(
             kind, payment_id=locked.pk, request=request, api_version=api_version
         )
@@ -538,7 +544,14 @@ def payment_as_of_now(*, payment: Payment, api_version: str | None = None) -> Pa
     expired, before anyone sees it (so a read agrees with what an action would meet)."""
     if _lifetime_over(payment, timezone.now()):
         return payment_expire(payment=payment, api_version=api_version)
-    return payment_resolve_if_due(payment=payment, api_version=api_version)
+    try:
+        return payment_resolve_if_due(payment=payment, api_version=api_version)
+    except ServiceError as exc:
+        # A read answers with what is stored: one payment the connector cannot settle now
+        # must not fail a retrieve, nor every page of a list. It stays processing and due;
+        # beat's resolve sweep asks again (nothing is left `started`: see _ask and _start).
+        log.warning("read shows %s processing: %s (%s)", payment.pk, exc.message, exc.code)
+        return payment
 
 
 def payment_capture(
