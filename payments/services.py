@@ -21,6 +21,7 @@ from accounts.models import Merchant
 from api import failpoints
 from api.errors import ProcessingFailed, ServiceError, ValidationFailed
 from api.idempotency import answer_with_work
+from api.ids import id_time
 from events.services import emit_all, previous_attributes
 from payments.connectors import Authorization, Refusal, Result, connector_of, route
 from payments.fees import fees_for, parse_schedule
@@ -322,7 +323,7 @@ def _outcome(operation: Operation, applied: Applied) -> Payment:
 
 def _apply_create(operation: Operation, payment: Payment, answer: Authorization) -> Applied:
     now = timezone.now()
-    payment.created = now
+    payment.created = id_time(payment.pk)  # see _create_pending
     target = _take_authorization(payment, answer, now)
     check_transition(None, Trigger.CREATE, target)
     # payment.created for every new payment, then the event of the status it landed in; all
@@ -456,7 +457,10 @@ def _create_pending(payment: Payment, api_version: str | None) -> Payment:
     """A card-like payment without a token waits for its confirm: no connector call."""
     with transaction.atomic():
         now = timezone.now()
-        payment.created = now
+        # The moment its id was made (the request's), so that `created` and the id agree on
+        # time: a `created` window is then an id window (payments.selectors.payment_list),
+        # and newest first by id is newest first by `created`.
+        payment.created = id_time(payment.pk)
         _enter(payment, Status.PENDING, now)
         check_transition(None, Trigger.CREATE, Status.PENDING)
         _emit(payment, ["payment.created"], None, api_version, new=True)

@@ -5,6 +5,7 @@ from django.utils import timezone
 
 from accounts.models import ApiKey, Merchant
 from accounts.services import api_key_issue
+from api.ids import id_floor, new_ulid
 from payments.models import Payment, Token
 from payments.states import Status
 from refunds.models import Refund
@@ -82,6 +83,9 @@ class PaymentFactory(factory.django.DjangoModelFactory):
 
     merchant = factory.SubFactory(MerchantFactory)
     livemode = False
+    created = factory.LazyFunction(timezone.now)
+    # Made at its `created`, as the service makes them (payments.services._create_pending).
+    id = factory.LazyAttribute(lambda p: id_floor("pay", p.created)[:-16] + new_ulid()[10:])
     status = Status.PENDING
     amount = 1000
     currency = "eur"
