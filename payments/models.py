@@ -111,6 +111,9 @@ class Payment(models.Model):
         ]
         indexes = [
             models.Index(fields=["merchant", "livemode", "-id"], name="payment_list"),
+            # A status filter of the list (docs/data.md "Reads at scale"): a status the
+            # merchant has few of is found at once, not by walking all their payments.
+            models.Index(fields=["merchant", "livemode", "status", "-id"], name="payment_status"),
             models.Index(fields=["merchant", "livemode", "reference"], name="payment_reference"),
             models.Index(
                 fields=["status", "due_at"], condition=Q(due_at__isnull=False), name="payment_due"
