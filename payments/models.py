@@ -111,9 +111,15 @@ class Payment(models.Model):
         ]
         indexes = [
             models.Index(fields=["merchant", "livemode", "-id"], name="payment_list"),
-            # A status filter of the list (docs/data.md "Reads at scale"): a status the
-            # merchant has few of is found at once, not by walking all their payments.
+            # The list's filters (docs/data.md "Reads at scale"): a status, currency or method
+            # the merchant has few payments in is found at once, not by walking all of them.
             models.Index(fields=["merchant", "livemode", "status", "-id"], name="payment_status"),
+            models.Index(
+                fields=["merchant", "livemode", "currency", "-id"], name="payment_currency"
+            ),
+            models.Index(
+                fields=["merchant", "livemode", "method_type", "-id"], name="payment_method"
+            ),
             models.Index(fields=["merchant", "livemode", "reference"], name="payment_reference"),
             models.Index(
                 fields=["status", "due_at"], condition=Q(due_at__isnull=False), name="payment_due"

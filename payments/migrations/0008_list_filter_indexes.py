@@ -18,4 +18,16 @@ class Migration(migrations.Migration):
                 fields=["merchant", "livemode", "status", "-id"], name="payment_status"
             ),
         ),
+        AddIndexConcurrently(
+            model_name="payment",
+            index=models.Index(
+                fields=["merchant", "livemode", "currency", "-id"], name="payment_currency"
+            ),
+        ),
+        AddIndexConcurrently(
+            model_name="payment",
+            index=models.Index(
+                fields=["merchant", "livemode", "method_type", "-id"], name="payment_method"
+            ),
+        ),
     ]
