@@ -29,22 +29,30 @@ def payment_get(*, merchant, livemode: bool, payment_id: str) -> Payment:
     return payment
 
 
-# Payments made before 2026-11-25 took `created` when the connector answered, after their id
-# was made; no connector call takes this long (docs/data.md "Reads at scale").
-CREATED_AFTER_ID = datetime.timedelta(minutes=10)
+# How far a payment's id and its `created` may lie apart: payments made before 2026-11-25
+# took `created` when the connector answered, after their id; a clock stepping back makes
+# ids run ahead of it (api.ids keeps them ordered). Beyond the bounds, `created` decides.
+ID_SLACK = datetime.timedelta(minutes=10)
 
 
 def payment_list(*, merchant, livemode: bool, filters: dict):
     """The merchant's payments in this mode matching `filters` (parse_list_filters). A
-    `created` bound is also an id bound (a payment's id is made at its `created`, and ids sort
-    by time): the list's index then starts and stops at the window instead of walking every
+    `created` bound is also an id bound (a payment's id is made with its `created`, and ids
+    sort by time): the list's index then starts and stops at the window instead of walking every
     newer payment of the merchant; the `created` condition stays, and decides."""
     bounds = {}
     if (start := filters.get("created__gte")) is not None:
-        bounds["pk__gte"] = id_floor("pay", start - CREATED_AFTER_ID)
+        bounds["pk__gte"] = id_floor("pay", _shifted(start, -ID_SLACK))
     if (end := filters.get("created__lt")) is not None:
-        bounds["pk__lt"] = id_floor("pay", end)
+        bounds["pk__lt"] = id_floor("pay", _shifted(end, ID_SLACK))
     return Payment.objects.filter(merchant=merchant, livemode=livemode, **filters, **bounds)
+
+
+def _shifted(moment: datetime.datetime, delta: datetime.timedelta) -> datetime.datetime:
+    try:
+        return moment + delta
+    except OverflowError:  # at datetime's ends; id_floor clamps to the ids' own range anyway
+        return moment
 
 
 def due_payment_ids(*, statuses: tuple[Status, ...], limit: int) -> list[str]:

@@ -21,7 +21,6 @@ from accounts.models import Merchant
 from api import failpoints
 from api.errors import ProcessingFailed, ServiceError, ValidationFailed
 from api.idempotency import answer_with_work
-from api.ids import id_time
 from events.services import emit_all, previous_attributes
 from payments.connectors import Authorization, Refusal, Result, connector_of, route
 from payments.fees import fees_for, parse_schedule
@@ -323,7 +322,6 @@ def _outcome(operation: Operation, applied: Applied) -> Payment:
 
 def _apply_create(operation: Operation, payment: Payment, answer: Authorization) -> Applied:
     now = timezone.now()
-    payment.created = id_time(payment.pk)  # see _create_pending
     target = _take_authorization(payment, answer, now)
     check_transition(None, Trigger.CREATE, target)
     # payment.created for every new payment, then the event of the status it landed in; all
@@ -352,6 +350,7 @@ def _subject(operation: Operation) -> Payment:
     if operation.kind == Kind.CREATE:
         payment = Payment(**{field: request[field] for field in CREATE_FIELDS})
         payment.merchant = Merchant.objects.get(pk=payment.merchant_id)
+        payment.created = operation.created  # its request's moment, not the recovery's
     else:
         payment = Payment.objects.select_related("merchant", "token").get(pk=operation.payment_id)
     if operation.kind == Kind.CONFIRM:
@@ -427,6 +426,9 @@ def payment_create(
     _check_account(merchant, amount)
     route(merchant_id=merchant.pk, livemode=livemode, method=method, currency=currency)
     payment = Payment(
+        # The request's moment, as its id's (made here too), not the connector's answer's: a
+        # `created` window is then an id window (payments.selectors.payment_list).
+        created=timezone.now(),
         merchant=merchant,
         livemode=livemode,
         amount=amount,
@@ -457,10 +459,6 @@ def _create_pending(payment: Payment, api_version: str | None) -> Payment:
     """A card-like payment without a token waits for its confirm: no connector call."""
     with transaction.atomic():
         now = timezone.now()
-        # The moment its id was made (the request's), so that `created` and the id agree on
-        # time: a `created` window is then an id window (payments.selectors.payment_list),
-        # and newest first by id is newest first by `created`.
-        payment.created = id_time(payment.pk)
         _enter(payment, Status.PENDING, now)
         check_transition(None, Trigger.CREATE, Status.PENDING)
         _emit(payment, ["payment.created"], None, api_version, new=True)

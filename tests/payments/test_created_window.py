@@ -8,11 +8,13 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
+from api import ids as id_generator
 from api.ids import id_floor, id_time, new_ulid
 from payments.models import Payment
 from tests.factories import PaymentFactory
 from tests.payments.support import APPROVED, created
 from tests.payments.test_retrieve_list import ids
+from tests.support.connectors import SlowSimulator
 
 NOON = datetime.datetime(2030, 1, 1, 12, tzinfo=datetime.UTC)
 MS = datetime.timedelta(milliseconds=1)
@@ -52,8 +54,9 @@ def test_a_window_bounds_the_ids_the_list_reads(api, second):
             "/v1/payments", {"created[gte]": "2030-01-01T12:00:00Z", "created[lte]": "1893499200"}
         )
     listing = next(q["sql"] for q in queries if 'FROM "payments_payment"' in q["sql"])
-    assert id_floor("pay", NOON - datetime.timedelta(minutes=10)) in listing
-    assert id_floor("pay", NOON + datetime.timedelta(seconds=1)) in listing
+    slack = datetime.timedelta(minutes=10)  # payments.selectors.ID_SLACK
+    assert id_floor("pay", NOON - slack) in listing
+    assert id_floor("pay", NOON + datetime.timedelta(seconds=1) + slack) in listing
 
 
 def test_a_payment_made_before_created_followed_its_id_is_still_in_its_window(api, merchant):
@@ -67,6 +70,15 @@ def test_a_payment_made_before_created_followed_its_id_is_still_in_its_window(ap
 
 
 @pytest.mark.parametrize("number", [APPROVED, None])
-def test_a_payment_is_created_at_the_moment_its_id_was_made(api, number):
+def test_a_payment_is_created_at_its_requests_moment_with_its_id(
+    api, settings, time_machine, monkeypatch, number
+):
+    """Not when the connector answered (2 s later here): the id and `created` agree."""
+    settings.PAYMENT_CONNECTORS = {"test": "tests.support.connectors.SlowSimulator"}
+    monkeypatch.setattr(SlowSimulator, "clock", time_machine)
+    # The generator never goes below the last millisecond it used (ids stay ordered when a
+    # clock steps back): forget the one an earlier test travelled to.
+    monkeypatch.setattr(id_generator, "_last_ms", -1)
+    time_machine.move_to(NOON, tick=False)
     payment = Payment.objects.get(pk=created(api, number)["id"])
-    assert payment.created == id_time(payment.id)
+    assert payment.created == id_time(payment.id) == NOON

@@ -78,3 +78,14 @@ class ResolveFailsConnector(ApprovingConnector):
     """A live processor that cannot be asked about processing payments."""
 
     resolve = _unreachable
+
+
+class SlowSimulator(SimulatorConnector):
+    """The simulator, answering an authorization 2 s later on the test's frozen clock
+    (`clock`: the time-machine fixture, set by the test)."""
+
+    clock = None
+
+    def authorize(self, **kwargs) -> Authorization:
+        self.clock.shift(datetime.timedelta(seconds=2))
+        return super().authorize(**kwargs)
