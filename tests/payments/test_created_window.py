@@ -54,19 +54,28 @@ def test_a_window_bounds_the_ids_the_list_reads(api, second):
             "/v1/payments", {"created[gte]": "2030-01-01T12:00:00Z", "created[lte]": "1893499200"}
         )
     listing = next(q["sql"] for q in queries if 'FROM "payments_payment"' in q["sql"])
-    slack = datetime.timedelta(minutes=10)  # payments.selectors.ID_SLACK
-    assert id_floor("pay", NOON - slack) in listing
-    assert id_floor("pay", NOON + datetime.timedelta(seconds=1) + slack) in listing
+    slack, end = datetime.timedelta(minutes=10), NOON + datetime.timedelta(seconds=1)
+    for moment in (NOON - slack, NOON + slack, end - slack, end + slack):  # ID_SLACK
+        assert id_floor("pay", moment) in listing
 
 
-def test_a_payment_made_before_created_followed_its_id_is_still_in_its_window(api, merchant):
-    """Rows written before 2026-11-25 took `created` when the connector answered."""
-    late = PaymentFactory(
-        merchant=merchant,
-        created=NOON,
-        id=id_floor("pay", NOON - datetime.timedelta(minutes=5))[:-16] + new_ulid()[10:],
-    )
-    assert ids(api.get("/v1/payments", {"created[gte]": "2030-01-01T12:00:00Z"})) == [late.id]
+def made_apart(merchant, created, id_moment) -> str:
+    return PaymentFactory(
+        merchant=merchant, created=created, id=id_floor("pay", id_moment)[:-16] + new_ulid()[10:]
+    ).id
+
+
+@pytest.mark.parametrize("apart", [datetime.timedelta(minutes=-9), datetime.timedelta(minutes=9)])
+def test_created_decides_near_the_edges_when_an_id_and_created_lie_apart(api, merchant, apart):
+    """Rows written before 2026-11-25 took `created` after their id (by a connector call);
+    a clock that steps back makes an id run ahead of `created`."""
+    inside = made_apart(merchant, NOON, NOON + apart)
+    before = made_apart(merchant, NOON - MS, NOON - MS + apart)
+    after = made_apart(merchant, NOON + 1000 * MS, NOON + 1000 * MS + apart)
+    window = {"created[gte]": "2030-01-01T12:00:00Z", "created[lte]": "2030-01-01T12:00:00Z"}
+    assert ids(api.get("/v1/payments", window)) == [inside]
+    assert set(ids(api.get("/v1/payments", {"created[gte]": "1893499200"}))) == {inside, after}
+    assert ids(api.get("/v1/payments", {"created[lte]": "1893499199"})) == [before]
 
 
 @pytest.mark.parametrize("number", [APPROVED, None])
