@@ -23,9 +23,10 @@ from django.conf import settings
 from django.db import DatabaseError, connection, transaction
 
 from api.idempotency import KEY_HEADER, REPLAYED_HEADER
+from api.ids import id_floor
 from api.logfilters import redact_log_text
 from api.models import RequestLogEntry
-from api.retention import first_id_at, purge_rows
+from api.retention import purge_rows
 from api.rows import insert_rows
 
 log = logging.getLogger("api.request")
@@ -159,7 +160,7 @@ def request_log_purge() -> int:
     """Deletes entries older than REQUEST_LOG_RETENTION, oldest first by id (ids are
     time-ordered request ids); -> how many."""
     cutoff = datetime.datetime.now(datetime.UTC) - settings.REQUEST_LOG_RETENTION
-    return purge_rows(RequestLogEntry.objects.filter(pk__lt=first_id_at("req", cutoff)), order="pk")
+    return purge_rows(RequestLogEntry.objects.filter(pk__lt=id_floor("req", cutoff)), order="pk")
 
 
 class RequestLogMiddleware:

@@ -1,26 +1,18 @@
-"""Retention's one loop: old rows deleted in short, bounded batches (docs/data.md).
+"""Retention's one loop: old rows deleted in short, bounded batches (docs/data.md). Old rows
+are found by primary key where ids are time-ordered: `pk < api.ids.id_floor(prefix, cutoff)`.
 
 Each batch is its own transaction that locks only the rows it deletes, never a row a request
 needs; a run stops after `seconds` and the next beat run carries on, so a backlog of months
 (retention switched on late) drains over several runs instead of one long transaction.
 """
 
-import datetime
 import time
 from collections.abc import Callable
 
 from django.db import transaction
 
-from api.ids import CROCKFORD, encode_time
-
 BATCH_SIZE = 1000
 RUN_SECONDS = 20.0
-
-
-def first_id_at(prefix: str, when: datetime.datetime) -> str:
-    """The smallest `<prefix>_` id a ULID made at `when` can have: ids below it were made
-    before then (ULIDs lead with their millisecond), so "older than" is a primary-key range."""
-    return f"{prefix}_{encode_time(when)}{CROCKFORD[0] * 16}"
 
 
 def delete_in_batches(

@@ -153,6 +153,13 @@ else:
     # Django leaves psycopg's preparing off unless OPTIONS asks for it, so until 2026-11-23
     # nothing was prepared (~1 ms of PostgreSQL CPU a payment: docs/payments.md "Benchmark").
     options["prepare_threshold"] = 5 if options["server_side_binding"] else None
+    if options["server_side_binding"]:
+        # A prepared statement's generic plan is made without the merchant id: a small
+        # merchant's filtered list then walks a big merchant's rows (docs/data.md "Reads at
+        # scale"). Each execution is planned for its own parameters; the parse stays saved.
+        # Appended to any options the URL carries; not sent to a pooler (binding off there).
+        startup = options.get("options", "")
+        options["options"] = f"{startup} -c plan_cache_mode=force_custom_plan".strip()
     if env.bool("DATABASE_POOL", default=True):
         DATABASES["default"]["CONN_MAX_AGE"] = 0  # the pool owns connection lifetime
         options["pool"] = {

@@ -22,7 +22,8 @@ from django.utils import timezone
 
 from api.errors import ProcessingFailed, ServiceError
 from api.idempotency import held_claim_id, insert_while_held
-from api.retention import first_id_at, purge_rows
+from api.ids import id_floor
+from api.retention import purge_rows
 from api.rows import Columns, changed_a_row
 from payments.models import Operation
 
@@ -139,5 +140,5 @@ def operations_purge() -> int:
     past the 24-hour replay window no request resumes them, and recovery takes only `started`
     ones. Found by primary key (time-ordered ids); -> how many were deleted."""
     cutoff = timezone.now() - settings.OPERATION_RETENTION
-    old = Operation.objects.filter(pk__lt=first_id_at("op", cutoff), created__lt=cutoff)
+    old = Operation.objects.filter(pk__lt=id_floor("op", cutoff), created__lt=cutoff)
     return purge_rows(old.exclude(state=STARTED), order="pk")

@@ -1,6 +1,8 @@
 """Payments on the wire: input serializers (kept apart) and the one renderer of a payment,
 used for API responses and event payloads alike."""
 
+import datetime
+
 from django.core.validators import RegexValidator
 from rest_framework import serializers
 
@@ -216,6 +218,22 @@ def _time(value: str):
     return parsed
 
 
+def _from_second(value: str) -> datetime.datetime:
+    """created[gte]: from the start of the given second (timestamps are whole seconds on the
+    wire, so 12:00:00.5 names the second a payment shown as 12:00:00Z was created in)."""
+    return _time(value).replace(microsecond=0)
+
+
+def _after_second(value: str) -> datetime.datetime:
+    """created[lte]: up to the end of the given second, as the first instant after it (a
+    payment created at 12:00:00.7 is shown as 12:00:00Z and must be in `lte=12:00:00Z`)."""
+    second = _from_second(value)
+    try:
+        return second + datetime.timedelta(seconds=1)
+    except OverflowError:  # the last second datetime can hold: nothing lies beyond it
+        return datetime.datetime.max.replace(tzinfo=datetime.UTC)
+
+
 def _reference(value: str) -> str:
     if "\x00" in value:  # no reference holds one (they are refused on create), nor can SQL
         raise ValueError("Must not contain NUL characters.")
@@ -235,8 +253,8 @@ LIST_FILTERS = {
     "reference": ("reference", _reference),
     "customer": ("customer", _customer),
     "method_type": ("method_type", _method_type),
-    "created[gte]": ("created__gte", _time),
-    "created[lte]": ("created__lte", _time),
+    "created[gte]": ("created__gte", _from_second),
+    "created[lte]": ("created__lt", _after_second),
     "amount[gte]": ("amount__gte", _amount),
     "amount[lte]": ("amount__lte", _amount),
 }

@@ -9,7 +9,8 @@ it deletes and no others, however large the table.
 from django.conf import settings
 from django.utils import timezone
 
-from api.retention import BATCH_SIZE, delete_in_batches, delete_raw, first_id_at
+from api.ids import id_floor
+from api.retention import BATCH_SIZE, delete_in_batches, delete_raw
 from events.models import Event
 from webhooks.models import Attempt, Delivery
 
@@ -17,7 +18,7 @@ from webhooks.models import Attempt, Delivery
 def events_purge(batch: int = BATCH_SIZE) -> int:
     """Beat: deletes events created before the retention period; -> how many."""
     cutoff = timezone.now() - settings.EVENT_RETENTION
-    below = first_id_at("evt", cutoff)
+    below = id_floor("evt", cutoff)
 
     def oldest_ids(batch: int) -> list[str]:
         old = Event.objects.filter(pk__lt=below, created__lt=cutoff)

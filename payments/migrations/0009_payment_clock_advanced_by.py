@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('payments', '0007_back_office_search_indexes'),
+        ('payments', '0008_list_filter_indexes'),
     ]
 
     operations = [
