@@ -29,3 +29,18 @@ def drop_pattern_indexes(*tables: str) -> migrations.RunPython:
             schema_editor.execute(f"DROP INDEX IF EXISTS {name}")
 
     return migrations.RunPython(forwards, migrations.RunPython.noop)
+
+
+def on_postgresql(sql: str, reverse_sql: str) -> migrations.RunPython:
+    """A migration operation running `sql` (`reverse_sql` backwards) on PostgreSQL only: for
+    triggers and functions, which the embedded SQLite does without (docs/api-conventions.md
+    "Keys")."""
+
+    def run(text):
+        def operation(apps, schema_editor):
+            if schema_editor.connection.vendor == "postgresql":
+                schema_editor.execute(text, params=None)
+
+        return operation
+
+    return migrations.RunPython(run(sql), run(reverse_sql))
