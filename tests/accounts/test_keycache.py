@@ -4,7 +4,7 @@ whatever wrote it, and Redis, up, down or hung, changes none of it.
 
 A test's transaction is never committed; the revision a change sets in it is seen by the test's
 own connection as another process sees it after the commit (tests/api/test_revision.py runs
-changes on other connections, tests/api/test_config_across_nodes.py in other processes).
+changes on other connections, tests/e2e/test_config_across_nodes.py in other processes).
 """
 
 import datetime

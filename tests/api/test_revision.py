@@ -3,7 +3,7 @@ configuration sets in its own transaction (triggers, whatever wrote the change),
 lookup without touching Redis; and the per-process cache kept under it.
 
 Changes made by other processes are changes committed on another connection (a thread here);
-tests/api/test_config_across_nodes.py runs them across real processes."""
+tests/e2e/test_config_across_nodes.py runs them across real processes."""
 
 import threading
 
