@@ -2,12 +2,13 @@
 
 The revision is one row in PostgreSQL (`api_config_revision`), set by triggers in the
 transaction of every change to data that some process keeps in memory: API keys and merchants
-(accounts.keycache), webhook endpoints (the fan-out's endpoint lists); the migrations that add
-them list what sets it. A change and its revision commit together or not at all, whatever
-Redis does. A cache reads the revision first, then the database, and stores the rows under the
-revision it read; an entry is served only while the revision is still that value. So every
-process drops what it holds at the next read after a change commits, and a change committed
-during a database read leaves that read's entry under an old revision, never served.
+(accounts.keycache), webhook endpoints (the fan-out's endpoint lists); accounts/migrations/0003
+and webhooks/migrations/0005 add them. A change and its revision commit together or not at
+all, whatever Redis does. A cache reads the revision first, then the database, and stores the
+rows under the revision it read; an entry is served only while the revision is still that
+value. So every process drops what it holds at the next read after a change commits, and a
+change committed during a database read leaves that read's entry under an old revision, never
+served.
 
 Reading it is one primary-key read of a one-row table (`current()`; the fan-out reads it with
 its own, webhooks/selectors.py). On another database (the embedded SQLite) there is no
