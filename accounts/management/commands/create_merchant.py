@@ -5,7 +5,7 @@ from accounts.services import merchant_create
 
 
 class Command(ChangeCommand):
-    failed = "The merchant was not created, or was without any key shown: run the command again"
+    failed = "No merchant was created whose keys were shown: run the command again"
     help = (
         "Create a merchant and its four API keys (test/live, secret/publishable). "
         "The keys are printed once and cannot be recovered."
