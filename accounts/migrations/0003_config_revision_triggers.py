@@ -34,6 +34,6 @@ DROP TRIGGER config_revision_truncate ON accounts_apikey;
 
 
 class Migration(migrations.Migration):
-    dependencies = [("accounts", "0002_back_office_permissions"), ("api", "0002_config_revision")]
+    dependencies = [("accounts", "0002_back_office_permissions"), ("api", "0003_config_revision")]
 
     operations = [on_postgresql(FORWARDS, BACKWARDS)]

@@ -46,6 +46,6 @@ DROP FUNCTION webhooks_endpoint_changed();
 
 
 class Migration(migrations.Migration):
-    dependencies = [("webhooks", "0004_back_office_permissions"), ("api", "0002_config_revision")]
+    dependencies = [("webhooks", "0004_back_office_permissions"), ("api", "0003_config_revision")]
 
     operations = [on_postgresql(FORWARDS, BACKWARDS)]

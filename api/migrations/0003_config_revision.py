@@ -39,6 +39,6 @@ DROP TABLE api_config_revision;
 
 
 class Migration(migrations.Migration):
-    dependencies = [("api", "0001_idempotency_records")]
+    dependencies = [("api", "0002_request_log")]
 
     operations = [on_postgresql(FORWARDS, BACKWARDS)]
