@@ -4,7 +4,8 @@
 An entry holds the key-and-merchant row as the database returned it, with the key's
 last_used_at; each request builds fresh instances from it, so nothing one request changes is
 seen by another. Entries live under the configuration revision (api/revision.py), which every
-committed change to a key or a merchant replaces. `API_KEY_CACHE` off: nothing is cached.
+committed change to a key or a merchant replaces in its own transaction
+(accounts/migrations/0003). `API_KEY_CACHE` off: nothing is cached.
 """
 
 from api.revision import RevisionCache
@@ -15,5 +16,6 @@ lookups = RevisionCache("API_KEY_CACHE", max_entries=4096)
 
 def touched(key_hash: str, last_used_at) -> None:
     """The key's use was recorded: keeps its entry's last_used_at in step, so the next
-    request does not record it again within the minute (no bump: nothing reads it to decide)."""
+    request does not record it again within the minute (the revision is not set for it:
+    nothing reads it to decide)."""
     lookups.update(key_hash, lambda entry: (entry[0], last_used_at))

@@ -59,9 +59,9 @@ def merchant_create(*, name: str, email: str) -> NewMerchant:
 
 
 def api_key_revoke(*, api_key: ApiKey) -> ApiKey:
-    """Idempotent: revoking a revoked key keeps its first revocation time. Saved (under the
-    row lock, so two revocations keep the first time), so post_save replaces the configuration
-    revision and every process drops its cached lookup (accounts/apps.py)."""
+    """Idempotent: revoking a revoked key keeps its first revocation time (under the row
+    lock). The configuration revision is set in the same transaction, so every process drops
+    its cached lookup at its next request once this commits (accounts/keycache.py)."""
     with transaction.atomic():
         locked = ApiKey.objects.select_for_update().get(pk=api_key.pk)
         if locked.revoked_at is None:

@@ -1,6 +1,5 @@
-"""Circuit breakers for the dependencies a request can do without: Redis as the cache of the
-configuration revision and the rate limiter's store, and the broker that carries after-commit
-nudges (docs/dependencies.md).
+"""Circuit breakers for the dependencies a request can do without: Redis as the rate limiter's
+store, and the broker that carries after-commit nudges (docs/dependencies.md).
 
 A breaker is closed while calls succeed. A connection error or a timeout opens it: for
 `DEPENDENCY_RETRY_SECONDS` every call fails at once with `Unavailable`, without touching a

@@ -1,118 +1,48 @@
 """The configuration revision, and the per-process caches kept under it.
 
-The revision is one value in Redis, replaced after commit by any change to data that some
-process keeps in memory: API keys and merchants (accounts.keycache), webhook endpoints (the
-fan-out's endpoint lists). A cache reads the revision first, then the database, and stores the
+The revision is one row in PostgreSQL (`api_config_revision`), set by triggers in the
+transaction of every change to data that some process keeps in memory: API keys and merchants
+(accounts.keycache), webhook endpoints (the fan-out's endpoint lists); accounts/migrations/0003
+and webhooks/migrations/0005 add them. A change and its revision commit together or not at
+all, whatever Redis does. A cache reads the revision first, then the database, and stores the
 rows under the revision it read; an entry is served only while the revision is still that
-value. So every process drops what it holds once a change commits, and a change committed
-during a database read leaves that read's entry under an old revision, never served.
+value. So every process drops what it holds at the next read after a change commits, and a
+change committed during a database read leaves that read's entry under an old revision, never
+served.
 
-Within an HTTP request the revision is read from Redis once, by its first reader
-(authentication); later readers in the same request (the fan-out of the events it writes)
-reuse that value, so a request sees the configuration as of its start. Outside a request
-(Celery tasks, beat, commands) every read goes to Redis.
-
-Without Redis (the embedded defaults) or when Redis fails the revision is None: nothing is
-cached; while Redis is known to be down its breaker (api/breaker.py) makes that None at once.
-Writes that bypass the model signals (`QuerySet.update()`, SQL by hand) must call `bump()`;
-`MAX_AGE` bounds what a missed bump can cost.
+Reading it is one primary-key read of a one-row table (`current()`; the fan-out reads it with
+its own, webhooks/selectors.py). On another database (the embedded SQLite) there is no
+revision: nothing is cached. `MAX_AGE` bounds what a change the triggers cannot see costs (rows
+restored from a backup, triggers disabled by hand).
 """
 
-import secrets
 import threading
 import time
 from collections import OrderedDict
 
 from django.conf import settings
-from django.core.cache import caches
-from django.db import transaction
-from redis.exceptions import RedisError
+from django.db import connection
 
-from api.breaker import Unavailable
-from api.redisclient import primary_client, server_breaker
-
-KEY = "config:revision"
 MAX_AGE = 60.0  # seconds an entry is served at most; a backstop, not the invalidation
-
-_OUTSIDE, _UNREAD = object(), object()
-
-
-class _Request(threading.local):
-    # _OUTSIDE when this thread is not serving a request; within one, _UNREAD until the
-    # request's first reader has read the revision, then what it read (None included).
-    revision = _OUTSIDE
+SQL = "SELECT value FROM api_config_revision WHERE id = 1"
 
 
-_request = _Request()
-
-
-def request_started(**kwargs) -> None:
-    """Signal receiver: a request's first reader reads afresh, whatever an earlier request on
-    this thread read (also when its request_finished was sent elsewhere or not at all)."""
-    _request.revision = _UNREAD
-
-
-def request_finished(**kwargs) -> None:
-    """Signal receiver: what runs on this thread next (a task, a command) reads Redis."""
-    _request.revision = _OUTSIDE
-
-
-def current() -> bytes | None:
+def current() -> int | None:
     """The revision to look entries up and store them under; None: cache nothing."""
-    revision = _request.revision
-    if revision is _OUTSIDE:
-        return _read()
-    if revision is _UNREAD:
-        revision = _request.revision = _read()
-    return revision
+    return read(SQL, [])
 
 
-def _store():
-    """(client, key) of the revision, or (None, None) when the cache is not Redis."""
-    cache = caches["default"]
-    client = primary_client(cache)  # never a replica: a lagging one would serve old entries
-    if client is None:
-        return None, None
-    return client, cache.make_and_validate_key(KEY)
-
-
-def _read() -> bytes | None:
-    client, key = _store()
-    if client is None:
+def read(sql: str, params: list) -> int | None:
+    """The revision as `sql` returns it; None off PostgreSQL."""
+    if connection.vendor != "postgresql":
         return None
-    try:
-        return server_breaker(client).call(_read_or_start, client, key)
-    except (RedisError, Unavailable):
-        # Authentication and payments must not depend on Redis (the breaker logs it).
-        return None
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        row = cursor.fetchone()
+    return None if row is None else row[0]
 
 
-def _read_or_start(client, key) -> bytes | None:
-    value = client.get(key)
-    if value is None:
-        # First use, or Redis lost it: start from a value no entry was ever stored under.
-        value = secrets.token_hex(8).encode()
-        if not client.set(key, value, nx=True):
-            return None  # another process set one first
-    return value
-
-
-def bump() -> None:
-    """Every process drops its entries once the current transaction commits (at once outside
-    one). Not tied to the cache settings: other processes may cache. A failure is logged, not
-    raised: the change itself is committed."""
-    transaction.on_commit(_set_new, robust=True)
-
-
-def _set_new() -> None:
-    client, key = _store()
-    if client is not None:
-        server_breaker(client).call(client.set, key, secrets.token_hex(8))
-
-
-def bump_on_change(sender, **kwargs) -> None:
-    """post_save / post_delete receiver for the models the caches hold."""
-    bump()
+_CURRENT = object()
 
 
 class RevisionCache:
@@ -124,10 +54,14 @@ class RevisionCache:
         self._entries: OrderedDict = OrderedDict()  # key -> [revision, stored at, value]
         self._lock = threading.Lock()
 
-    def get(self, key) -> tuple[bytes | None, object]:
-        """(revision, value): the revision to `put` a value read now under, and the value
-        stored for `key` under it, or None (a miss, too old, or nothing cached)."""
-        revision = current() if getattr(settings, self.setting) else None
+    def get(self, key, revision=_CURRENT) -> tuple[int | None, object]:
+        """(revision, value): the revision to `put` a value read now under (`current()`, read
+        only when the cache is on, unless the caller read it), and the value stored for `key`
+        under it, or None (a miss, too old, or nothing cached)."""
+        if not getattr(settings, self.setting):
+            return None, None
+        if revision is _CURRENT:
+            revision = current()
         if revision is None:
             return None, None
         with self._lock:
@@ -137,7 +71,7 @@ class RevisionCache:
             self._entries.move_to_end(key)
             return revision, entry[2]
 
-    def put(self, key, revision: bytes | None, value) -> None:
+    def put(self, key, revision: int | None, value) -> None:
         if revision is None:
             return
         with self._lock:

@@ -48,3 +48,18 @@ class AddIndexConcurrently(PostgresAddIndexConcurrently):
         if schema_editor.connection.vendor == "postgresql":
             return super().database_backwards(app_label, schema_editor, from_state, to_state)
         return AddIndex.database_backwards(self, app_label, schema_editor, from_state, to_state)
+
+
+def on_postgresql(sql: str, reverse_sql: str) -> migrations.RunPython:
+    """A migration operation running `sql` (`reverse_sql` backwards) on PostgreSQL only: for
+    triggers and functions, which the embedded SQLite does without (docs/api-conventions.md
+    "Keys")."""
+
+    def run(text):
+        def operation(apps, schema_editor):
+            if schema_editor.connection.vendor == "postgresql":
+                schema_editor.execute(text, params=None)
+
+        return operation
+
+    return migrations.RunPython(run(sql), run(reverse_sql))

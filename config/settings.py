@@ -296,7 +296,7 @@ if any(limit["rate"] <= 0 or limit["burst"] < 1 for limit in API_RATE_LIMITS.val
 API_RATE_LIMIT_CACHE = "default"
 # Each process keeps the API-key lookup (accounts/keycache.py) and each merchant's webhook
 # endpoint list (the fan-out's) in memory, invalidated through the configuration revision in
-# Redis (api/revision.py); off, or without Redis, they are read from the database every time.
+# PostgreSQL (api/revision.py); off, or on SQLite, they are read from the database every time.
 API_KEY_CACHE = env.bool("API_KEY_CACHE", default=True)
 WEBHOOK_ENDPOINT_CACHE = env.bool("WEBHOOK_ENDPOINT_CACHE", default=True)
 # Request bodies above this are 400 `request_too_large` (Django enforces it on reading).

@@ -1,17 +1,15 @@
 """Shared fixtures: a merchant with its four keys, an outsider, a DRF client per key kind, and
-Redis as the cache for the tests of what is cached under the configuration revision."""
+Redis (real, or sick behind a proxy) as the cache and rate-limit store."""
 
 import uuid
 
 import pytest
 from django.contrib.auth.models import User
-from django.core.cache import caches
 from django.db import connection
 from rest_framework.test import APIClient
 
 from accounts.services import merchant_create
-from api import breaker, ratelimit, requestlog, revision
-from api.redisclient import primary_client
+from api import breaker, ratelimit, requestlog
 from tests.racing import Api
 from tests.sick import HANG, Proxy
 
@@ -102,27 +100,10 @@ def redis_store(location: str) -> dict:
 
 @pytest.fixture
 def redis(settings):
-    """Redis as the cache, under a prefix of this test's own (api/revision.py needs Redis)."""
+    """Redis as the cache, under a prefix of this test's own."""
     if not settings.REDIS_URL:
-        pytest.skip("REDIS_URL is not set: the configuration revision needs Redis")
+        pytest.skip("REDIS_URL is not set: the test needs Redis")
     settings.CACHES = {**settings.CACHES, "default": redis_store(settings.REDIS_URL)}
-
-
-@pytest.fixture
-def revision_reads(redis, monkeypatch) -> list:
-    """Grows by one each time this thread asks Redis for the configuration revision: a
-    counting wrapper around the real client's GET."""
-    cache = caches["default"]
-    client, key = primary_client(cache), cache.make_and_validate_key(revision.KEY)
-    reads, get = [], client.get
-
-    def counting_get(name, *args, **kwargs):
-        if name == key:
-            reads.append(name)
-        return get(name, *args, **kwargs)
-
-    monkeypatch.setattr(client, "get", counting_get)
-    return reads
 
 
 def on_postgres() -> bool:
@@ -146,7 +127,7 @@ def pytest_collection_modifyitems(config, items):
 
 @pytest.fixture
 def without_redis(settings):
-    """The cache on local memory, as on the embedded defaults: nothing reads a revision."""
+    """The cache on local memory, as on the embedded defaults."""
     settings.CACHES = {
         **settings.CACHES,
         "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},

@@ -7,9 +7,9 @@ from django.db import connection
 from django.db.models import Q
 from django.utils import timezone
 
+from api import revision
 from api.errors import NotFound
 from api.ids import is_id
-from api.revision import RevisionCache
 from api.rows import Columns, ModelRows
 from events.models import Event
 from webhooks.models import Delivery, WebhookEndpoint
@@ -26,21 +26,23 @@ def enabled_endpoints(merchant, livemode: bool):
 
 _ENDPOINT_ROWS = ModelRows(WebhookEndpoint)
 # (merchant id, livemode) -> the rows of its enabled endpoints, as read
-_endpoint_lists = RevisionCache("WEBHOOK_ENDPOINT_CACHE", max_entries=4096)
+_endpoint_lists = revision.RevisionCache("WEBHOOK_ENDPOINT_CACHE", max_entries=4096)
 
 
 def enabled_endpoint_list(merchant_id: str, livemode: bool) -> list[WebhookEndpoint]:
-    """list(enabled_endpoints(...).order_by("id")), fresh instances each call. The fan-out
-    runs it in every transaction that writes an event, so the rows are kept in each process
-    under the configuration revision (api/revision.py), which every endpoint change replaces
-    after commit: most merchants have no endpoint, and their payments then read nothing.
-    Not for a transaction that has changed endpoints itself: it would keep rows that a
-    rollback undoes (nothing does that; the API changes endpoints in requests of their own)."""
+    """list(enabled_endpoints(...).order_by("id")) as the fan-out must see it, fresh instances
+    each call. Inside the transaction that writes the events: it first waits for any endpoint
+    change of the merchant in flight and holds off the next until this transaction ends
+    (`webhooks_fan_out_revision`, webhooks/migrations/0005), so an event commits either
+    before an endpoint change or fanned out with it. The rows are kept in each process under
+    the configuration revision (api/revision.py), read after that wait in the same statement:
+    most merchants have no endpoint, and their payments then read nothing more."""
     key = (merchant_id, livemode)
-    revision, rows = _endpoint_lists.get(key)
+    locked = revision.read("SELECT webhooks_fan_out_revision(%s)", [merchant_id])
+    under, rows = _endpoint_lists.get(key, locked)
     if rows is None:
         rows = _enabled_endpoint_rows(merchant_id, livemode)
-        _endpoint_lists.put(key, revision, rows)
+        _endpoint_lists.put(key, under, rows)
     return [_ENDPOINT_ROWS.instance(row) for row in rows]
 
 

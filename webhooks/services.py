@@ -48,6 +48,13 @@ def _lock_merchant(merchant: Merchant) -> None:
     Merchant.objects.select_for_update().filter(pk=merchant.pk).first()
 
 
+def _lock_endpoint(endpoint: WebhookEndpoint) -> WebhookEndpoint:
+    # FOR NO KEY UPDATE: a transaction writing a delivery to it takes the row FOR KEY SHARE
+    # (the foreign key) while it holds its merchant's row, which the change's trigger then
+    # locks (webhooks/migrations/0005): FOR UPDATE here would deadlock with it.
+    return WebhookEndpoint.objects.select_for_update(no_key=True).get(pk=endpoint.pk)
+
+
 def endpoint_get(*, merchant: Merchant, livemode: bool, endpoint_id: str) -> WebhookEndpoint:
     """An enabled endpoint of this merchant and mode; 404 for anything else. What is not a
     `whe_` id is not looked up (a NUL byte cannot even be sent to PostgreSQL)."""
@@ -110,10 +117,10 @@ def endpoint_delete(*, endpoint: WebhookEndpoint) -> WebhookEndpoint:
     and is recorded. Attempt history is kept (spec "Retries and dead letter" 5)."""
     now = timezone.now()
     with transaction.atomic():
-        locked = WebhookEndpoint.objects.select_for_update().get(pk=endpoint.pk)
+        locked = _lock_endpoint(endpoint)
         if locked.deleted_at is None:
             locked.deleted_at = now
-            locked.save(update_fields=["deleted_at"])  # post_save drops the cached lists
+            locked.save(update_fields=["deleted_at"])
         Delivery.objects.waiting(now).filter(endpoint=locked).update(
             status=Delivery.Status.CANCELED, next_attempt_at=None
         )
@@ -125,7 +132,7 @@ def endpoint_roll_secret(*, endpoint: WebhookEndpoint) -> EndpointWithSecret:
     Rolling again inside those 24 hours drops the oldest secret: at most two are active."""
     secret = new_signing_secret()
     with transaction.atomic():
-        locked = WebhookEndpoint.objects.select_for_update().get(pk=endpoint.pk)
+        locked = _lock_endpoint(endpoint)
         locked.previous_secret_encrypted = locked.secret_encrypted
         locked.previous_secret_expires_at = timezone.now() + PREVIOUS_SECRET_OVERLAP
         locked.secret_encrypted = encrypt_secret(secret)

@@ -1,80 +1,109 @@
-"""The configuration revision (api/revision.py): read from Redis once per HTTP request, at every
-read outside one; and the per-process cache kept under it.
+"""The configuration revision (api/revision.py): a row in PostgreSQL that every change to cached
+configuration sets in its own transaction (triggers, whatever wrote the change), read at every
+lookup without touching Redis; and the per-process cache kept under it.
 
-Here the request_started / request_finished receivers are called as the signals call them
-(sending the signals would also run close_old_connections, which a test must not);
-tests/webhooks/test_endpoint_cache.py counts the reads of real requests.
-"""
+Changes made by other processes are changes committed on another connection (a thread here);
+tests/e2e/test_config_across_nodes.py runs them across real processes."""
 
 import threading
 
 import pytest
+from django.db import connection, transaction
+from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
 
+from accounts.models import ApiKey, Merchant
+from accounts.services import api_key_revoke, merchant_create
 from api import revision
 from api.revision import RevisionCache
+from tests.conftest import redis_cache_at
+
+pytestmark = pytest.mark.postgres
 
 
-@pytest.fixture
-def in_request():
-    """This thread serves a request until the test ends."""
-    revision.request_started()
-    yield
-    revision.request_finished()
+def revision_reads(queries: CaptureQueriesContext) -> int:
+    return sum("api_config_revision" in q["sql"] for q in queries.captured_queries)
 
 
-def test_outside_a_request_every_read_goes_to_redis(revision_reads):
-    first = revision.current()
-    revision._set_new()  # another process's commit
-    assert revision.current() != first
-    assert len(revision_reads) == 2
+def in_another_connection(change) -> None:
+    """Run `change` on a connection of its own, committed when it returns."""
+
+    def run():
+        try:
+            change()
+        finally:
+            connection.close()
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    thread.join()
 
 
-def test_within_a_request_the_first_read_is_reused_until_it_ends(revision_reads, in_request):
-    first = revision.current()
-    revision._set_new()  # committed while the request runs: the request keeps its view
-    assert revision.current() == first
-    assert len(revision_reads) == 1
-    revision.request_finished()
-    assert revision.current() != first  # what runs after the request reads Redis
-    assert len(revision_reads) == 2
+def test_each_read_is_one_query_to_postgresql_and_none_to_redis(db, sick_redis, settings):
+    redis_cache_at(settings, sick_redis.url)  # a Redis that hangs: never asked
+    with CaptureQueriesContext(connection) as queries:
+        first, second = revision.current(), revision.current()
+    assert first == second and isinstance(first, int)
+    assert (revision_reads(queries), len(queries)) == (2, 2)
+    assert sick_redis.accepted == 0
 
 
-def test_a_new_request_reads_afresh_even_without_the_last_ones_end(redis, in_request):
-    first = revision.current()
-    revision._set_new()
-    revision.request_started()  # the last request's request_finished never came on this thread
-    assert revision.current() != first
+@pytest.mark.django_db(transaction=True)
+def test_a_change_committed_by_another_process_is_seen_at_the_next_read():
+    merchant = merchant_create(name="Acme", email="a@acme.test").merchant
+    before = revision.current()
+    in_another_connection(lambda: Merchant.objects.filter(pk=merchant.pk).update(name="Acme 2"))
+    assert revision.current() != before
 
 
-def test_a_requests_value_stays_on_its_thread(redis, in_request):
-    first = revision.current()
-    revision._set_new()
-    seen = []
-    other = threading.Thread(target=lambda: seen.append(revision.current()))
-    other.start()
-    other.join()
-    assert seen[0] not in (first, None)
+@pytest.mark.django_db(transaction=True)
+def test_a_change_rolled_back_leaves_the_revision_as_it_was():
+    key = merchant_create(name="Acme", email="a@acme.test").keys["test"]["secret"].api_key
+    before = revision.current()
+    with pytest.raises(RuntimeError), transaction.atomic():
+        api_key_revoke(api_key=key)
+        assert revision.current() != before  # this transaction sees its own change
+        raise RuntimeError
+    assert revision.current() == before
 
 
-def test_without_redis_there_is_no_revision(settings):
-    settings.CACHES = {
-        **settings.CACHES,
-        "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
-    }
-    assert revision.current() is None
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda key: api_key_revoke(api_key=key),
+        lambda key: ApiKey.objects.filter(pk=key.pk).update(revoked_at=timezone.now()),
+        lambda key: ApiKey.objects.filter(pk=key.pk).update(pepper_version=2),
+        lambda key: Merchant.objects.filter(pk=key.merchant_id).update(transaction_limit=1),
+        lambda key: merchant_create(name="New", email="new@acme.test"),
+    ],
+    ids=["revoke", "queryset-update", "rehash", "merchant-update", "merchant-create"],
+)
+def test_every_change_to_a_key_or_merchant_sets_it_whatever_writes_it(new_merchant, change):
+    key = new_merchant.keys["test"]["secret"].api_key
+    before = revision.current()
+    change(key)
+    assert revision.current() != before
 
 
-def test_an_entry_is_served_only_under_the_revision_it_was_stored_under(redis):
+def test_recording_a_use_or_saving_nothing_new_leaves_it(new_merchant):
+    key = new_merchant.keys["test"]["secret"].api_key
+    before = revision.current()
+    ApiKey.objects.filter(pk=key.pk).update(last_used_at=timezone.now())
+    new_merchant.merchant.save()
+    assert revision.current() == before
+
+
+def test_an_entry_is_served_only_under_the_revision_it_was_stored_under(new_merchant):
     cache = RevisionCache("API_KEY_CACHE", max_entries=8)
     read_under, value = cache.get("k")
     assert (read_under is not None, value) == (True, None)
     cache.put("k", read_under, "v")
     assert cache.get("k") == (read_under, "v")
-    revision._set_new()
+    api_key_revoke(api_key=new_merchant.keys["test"]["secret"].api_key)
     assert cache.get("k")[1] is None
 
 
-def test_the_cache_keeps_the_most_recently_used_entries(redis):
+def test_the_cache_keeps_the_most_recently_used_entries(db):
     cache = RevisionCache("API_KEY_CACHE", max_entries=2)
     for key in ("a", "b"):
         cache.put(key, cache.get(key)[0], key)
@@ -84,16 +113,17 @@ def test_the_cache_keeps_the_most_recently_used_entries(redis):
     assert [cache.get(key)[1] for key in ("a", "b", "c")] == ["a", None, "c"]
 
 
-def test_an_entry_is_served_for_max_age_at_most(redis, monkeypatch):
+def test_an_entry_is_served_for_max_age_at_most(db, monkeypatch):
     cache = RevisionCache("API_KEY_CACHE", max_entries=8)
     cache.put("k", cache.get("k")[0], "v")
     monkeypatch.setattr(revision, "MAX_AGE", -1.0)
     assert cache.get("k")[1] is None
 
 
-def test_the_setting_off_caches_nothing_and_reads_no_revision(revision_reads, settings):
+def test_the_setting_off_caches_nothing_and_reads_no_revision(db, settings):
     settings.API_KEY_CACHE = False
     cache = RevisionCache("API_KEY_CACHE", max_entries=8)
-    cache.put("k", cache.get("k")[0], "v")
-    assert cache.get("k") == (None, None)
-    assert (len(cache), len(revision_reads)) == (0, 0)
+    with CaptureQueriesContext(connection) as queries:
+        cache.put("k", cache.get("k")[0], "v")
+        assert cache.get("k") == (None, None)
+    assert (len(cache), len(queries)) == (0, 0)

@@ -1,8 +1,8 @@
-"""Redis sick in the request path: the configuration revision and the rate limiter go without
-it, a hung Redis costs one REDIS_TIMEOUT per DEPENDENCY_RETRY_SECONDS (api/breaker.py), and
-everything works again once it answers (docs/dependencies.md). A hung Redis is a proxy that
-accepts and never answers (tests/sick.py); whether a request touched it is counted in the
-connections the proxy accepted, not timed."""
+"""Redis sick in the request path: the rate limiter goes without it (the configuration
+revision is in PostgreSQL), a hung Redis costs one REDIS_TIMEOUT per DEPENDENCY_RETRY_SECONDS
+(api/breaker.py), and everything works again once it answers (docs/dependencies.md). A hung
+Redis is a proxy that accepts and never answers (tests/sick.py); whether a request touched it
+is counted in the connections the proxy accepted, not timed."""
 
 import datetime
 import logging
@@ -30,7 +30,7 @@ def payments_list(api) -> int:
 def test_with_redis_hung_requests_are_served_and_touch_it_once_per_interval(api, hung_redis):
     assert payments_list(api) == 200
     tried = hung_redis.accepted
-    assert tried == 1  # the revision's read timed out; the rate limiter did not try
+    assert tried == 1  # the rate limiter's call timed out
     assert [payments_list(api) for _ in range(5)] == [200] * 5
     assert hung_redis.accepted == tried  # the breaker answered: no socket, no wait
 

@@ -1,11 +1,11 @@
 import json
 
-from django.core.management.base import BaseCommand
-
+from accounts.management.commands._change import ChangeCommand
 from accounts.services import merchant_create
 
 
-class Command(BaseCommand):
+class Command(ChangeCommand):
+    failed = "No merchant was created whose keys were shown: run the command again"
     help = (
         "Create a merchant and its four API keys (test/live, secret/publishable). "
         "The keys are printed once and cannot be recovered."

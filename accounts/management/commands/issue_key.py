@@ -1,13 +1,15 @@
 import json
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 from django.utils.dateparse import parse_datetime
 
+from accounts.management.commands._change import ChangeCommand
 from accounts.models import Merchant
 from accounts.services import api_key_issue
 
 
-class Command(BaseCommand):
+class Command(ChangeCommand):
+    failed = "No usable key was issued (a secret never shown cannot be used): run the command again"
     help = (
         "Issue a new API key for a merchant (for example to roll a lost key). "
         "The key is printed once and cannot be recovered."

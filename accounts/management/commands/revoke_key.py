@@ -1,13 +1,17 @@
 import json
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
+from accounts.management.commands._change import ChangeCommand
 from accounts.models import ApiKey
 from accounts.services import api_key_revoke
 from api.renderers import format_timestamp
 
 
-class Command(BaseCommand):
+class Command(ChangeCommand):
+    failed = (
+        "The key may not be revoked: run the command again (a second revocation changes nothing)"
+    )
     help = "Revoke an API key by its key_ id. Dry run unless --for-real is given."
 
     def add_arguments(self, parser):
