@@ -5,7 +5,8 @@ inline, so the receiver's HTTP result is in the 201 response; failed attempts th
 normal retry schedule. Its `data.object` (docs/webhooks.md "simulate-webhook"):
 - `resource` given: that resource as last rendered, i.e. the `data.object` of the newest
   test-mode event about it (every status change emits an event, so this is its current state);
-- omitted: the same for the newest resource of the type's family;
+- omitted: the resource of the newest test-mode event of that very type, as it was then (so
+  its state fits the type: a captured payment for `payment.captured`);
 - none exists: a synthetic sample whose ids are all `<prefix>_0000000000000000000000TEST`.
 """
 
@@ -167,7 +168,10 @@ def resource_object(merchant, event_type: str, resource: str | None) -> dict:
             )
         events = events.filter(resource_id=resource)
     else:
-        events = events.filter(resource_id__startswith=f"{prefix}_")
+        # The newest resource that fits the type: the one its newest event of this very type
+        # is about, as it was then (a payment.captured carries a captured payment, never a
+        # pending one that merely happens to be the newest payment).
+        events = events.filter(type=event_type)
     newest: Event | None = events.order_by("-id").first()
     if newest is not None:
         return newest.data["object"]

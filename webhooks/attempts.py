@@ -28,6 +28,9 @@ log = logging.getLogger(__name__)
 
 RETRY_DELAYS = tuple(datetime.timedelta(seconds=s) for s in (10, 60, 300, 1800, 7200, 21600, 86400))
 RETRY_WINDOW = datetime.timedelta(hours=72)  # after the event's creation, at the latest
+# The `http_status` of an attempt that got no response (timeout, refused, TLS, URL refused):
+# the spec's attempt object has an integer there, not null (docs/webhooks.md "Delivery").
+NO_RESPONSE = 0
 # How long one task goes on claiming due deliveries after its own: long enough that under load
 # one broker message drives dozens of deliveries, short enough that the worker's threads still
 # take turns with the beat's tasks on the same queue.
@@ -122,7 +125,7 @@ def delivery_record(delivery: Delivery, outcome: transport.Outcome, attempted_at
         endpoint_id=delivery.endpoint_id,
         attempt=number,
         status=Attempt.Status.DELIVERED if outcome.delivered else Attempt.Status.FAILED,
-        http_status=outcome.http_status,
+        http_status=outcome.http_status or NO_RESPONSE,
         response_body=_storable(outcome.response_body),
         error=_storable(outcome.error),
         duration_ms=outcome.duration_ms,

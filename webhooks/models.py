@@ -144,7 +144,8 @@ class Attempt(models.Model):
     endpoint = models.ForeignKey(WebhookEndpoint, on_delete=models.PROTECT, related_name="attempts")
     attempt = models.PositiveIntegerField()
     status = models.CharField(max_length=16, choices=Status.choices)
-    http_status = models.PositiveSmallIntegerField(null=True, blank=True)
+    # 0: no response was received (`error` says why); the spec's attempt has an integer here.
+    http_status = models.PositiveSmallIntegerField(default=0)
     response_body = models.TextField(blank=True, default="")
     error = models.TextField(null=True, blank=True)
     duration_ms = models.PositiveIntegerField()

@@ -246,7 +246,7 @@ def test_tls_verifies_the_host_name_not_the_address(receiver, merchant, emit_eve
     # The certificate names only "localhost": the same server by IP must fail verification.
     endpoint_create(merchant=merchant, livemode=False, url=receiver.url(host="127.0.0.1"))
     attempt = failing_run(receiver, fan_out_one(emit_event()))
-    assert attempt.http_status is None and attempt.error.startswith("tls:")
+    assert attempt.http_status == 0 and attempt.error.startswith("tls:")
     assert receiver.requests == []
 
 
@@ -257,7 +257,7 @@ def test_the_url_is_checked_again_before_every_delivery(
     delivery_id = fan_out_one(emit_event())
     settings.WEBHOOK_ALLOWED_NETWORKS = []  # localhost now counts as internal again
     attempt = failing_run(receiver, delivery_id)
-    assert attempt.error.startswith("private_address") and attempt.http_status is None
+    assert attempt.error.startswith("private_address") and attempt.http_status == 0
     assert receiver.requests == [] and attempt.next_retry_at is not None
 
 
@@ -265,7 +265,7 @@ def test_a_dead_receiver_is_a_failed_attempt(receiver, endpoint_for, emit_event)
     endpoint_for(receiver)
     receiver.close()
     attempt = failing_run(receiver, fan_out_one(emit_event()))
-    assert attempt.http_status is None and attempt.error.startswith("connection failed")
+    assert attempt.http_status == 0 and attempt.error.startswith("connection failed")
 
 
 def test_deleting_the_endpoint_cancels_what_is_pending(receiver, endpoint_for, emit_event):
@@ -397,7 +397,7 @@ def test_a_dripping_receiver_ends_as_a_timed_out_attempt(
     receiver.reply.drip = 0.05  # 2 s for the whole answer, no read waiting more than 0.05 s
     endpoint_for(receiver)
     attempt = delivery_run(fan_out_one(emit_event()))
-    assert attempt.status == "failed" and attempt.http_status is None
+    assert attempt.status == "failed" and attempt.http_status == 0
     assert attempt.error.startswith("timeout:")
     delivery = Delivery.objects.get(pk=attempt.delivery_id)
     assert delivery.claimed_until is None and delivery.status == "pending"  # the place is free
@@ -422,7 +422,7 @@ def test_a_secret_that_cannot_be_decrypted_is_a_failed_attempt(
     delivery_id = fan_out_one(emit_event())
     settings.SECRET_KEY = "rotated-" + settings.SECRET_KEY
     attempt = failing_run(receiver, delivery_id)
-    assert attempt.http_status is None and attempt.error.startswith("signing secret:")
+    assert attempt.http_status == 0 and attempt.error.startswith("signing secret:")
     assert "WEBHOOK_ENCRYPTION_KEYS" in attempt.error
     assert receiver.requests == []  # nothing is sent unsigned
     delivery = Delivery.objects.get(pk=delivery_id)

@@ -80,7 +80,7 @@ def test_a_dripping_receiver_does_not_hold_the_web_thread(api, receiver, endpoin
     response = simulate(api, type="payment.captured")
     assert response.status_code == 201
     (attempt,) = response.json()["attempts"]
-    assert (attempt["status"], attempt["http_status"]) == ("failed", None)
+    assert (attempt["status"], attempt["http_status"]) == ("failed", 0)
     assert attempt["error"].startswith("timeout:")
 
 
@@ -137,6 +137,25 @@ def test_the_resource_is_the_newest_rendering_of_a_real_one(
         "invalid_parameter",
     )
     assert error["param"] == "resource"
+
+
+def test_without_resource_the_newest_resource_that_fits_the_type(
+    api, receiver, endpoint_for, emit_event
+):
+    """issue 24: a newer pending payment is not what a payment.captured carries."""
+    endpoint_for(receiver)
+    captured = payment_object("pay_01J0000000000000000000000A", status="captured")
+    emit_event("payment.captured", captured)
+    emit_event("payment.created", payment_object("pay_01J0000000000000000000000B", "pending"))
+    refund = {"id": "ref_01J0000000000000000000000A", "object": "refund", "status": "succeeded"}
+    emit_event("refund.succeeded", refund)
+    emit_event("refund.created", {**refund, "id": "ref_01J0000000000000000000000B"})
+
+    assert simulate(api, type="payment.captured").json()["data"]["object"] == captured
+    assert simulate(api, type="refund.succeeded").json()["data"]["object"] == refund
+    # Nothing of that type yet: the sample, in the state the type implies.
+    sample = simulate(api, type="payment.failed").json()["data"]["object"]
+    assert (sample["id"], sample["status"]) == (FAKE_PAYMENT, "failed")
 
 
 @pytest.mark.parametrize(
