@@ -23,6 +23,7 @@ from api.views import ServiceAPIView
 from events.catalogue import EVENT_TYPES, family_of
 from events.models import Event
 from sandbox import openapi
+from sandbox.latency import merchant_slot
 from webhooks.selectors import events_of
 from webhooks.serializers import event_with_attempts
 from webhooks.services import simulated_event_deliver, subscribers
@@ -36,7 +37,11 @@ FAMILY_ID_PREFIX = {
     "customer": "cus",
     "payment_link": "pl",
 }
-FAKE_ULID = "0000000000000000000000TEST"  # a valid ULID shape dated 1970: obviously fake
+FAKE_ULID = "0000000000000000000000TEST"
+BUSY = (
+    "Too many simulate-webhook calls (or payments with _svc_test_latency_ms) are running at "
+    "once on this account; nothing was sent or stored. Retry shortly."
+)  # a valid ULID shape dated 1970: obviously fake
 
 
 def fake_id(prefix: str) -> str:
@@ -199,7 +204,10 @@ class SimulateWebhook(ServiceAPIView):
             endpoint_id=body.get("endpoint") or None,
         )
         obj = resource_object(request.merchant, body["type"], body.get("resource"))
-        event = simulated_event_deliver(
-            merchant=request.merchant, event_type=body["type"], obj=obj, endpoints=endpoints
-        )
+        # Inline deliveries hold this web thread up to one attempt's time (15 s): a few per
+        # merchant at once, like simulated latency; one more is 429 before anything is stored.
+        with merchant_slot(merchant_id=request.merchant.pk, refusal=BUSY):
+            event = simulated_event_deliver(
+                merchant=request.merchant, event_type=body["type"], obj=obj, endpoints=endpoints
+            )
         return Response(event_with_attempts(event), status=201)

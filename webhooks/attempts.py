@@ -9,6 +9,7 @@ import datetime
 import logging
 import smtplib
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 from django.core.mail import send_mail
 from django.utils import timezone
@@ -64,15 +65,38 @@ def deliveries_drain(seconds: float = DRAIN_SECONDS) -> bool:
 
 def delivery_attempt(delivery: Delivery) -> Attempt | None:
     """POST the event to the endpoint (no transaction open) and record the attempt.
-    The caller holds the lease. None when the endpoint was deleted meanwhile."""
-    endpoint, event = delivery.endpoint, delivery.event
-    if endpoint.deleted_at is not None:
-        Delivery.objects.filter(pk=delivery.pk).update(
-            status=Delivery.Status.CANCELED, next_attempt_at=None, claimed_until=None
-        )
+    The caller holds the lease. None when the endpoint was deleted meanwhile, or when the
+    lease ran out and another worker took the delivery over (see `delivery_record`)."""
+    if _canceled_for_deleted_endpoint(delivery):
         return None
     attempted_at = timezone.now()
-    return delivery_record(delivery, _send(event, endpoint, attempted_at), attempted_at)
+    outcome = _send(delivery.event, delivery.endpoint, attempted_at)
+    return delivery_record(delivery, outcome, attempted_at)
+
+
+def deliveries_attempt_at_once(deliveries: list[Delivery]) -> list[Attempt | None]:
+    """simulate-webhook's inline attempts: every POST at once, each on a thread of its own
+    (no database there: the URL check, signing and the request), then each recorded on the
+    caller's thread. So n endpoints hold the caller as long as the slowest attempt, at most
+    the URL check's 5 s DNS wait plus the attempt's 10 s deadline, not n attempts one after
+    another (16 x 15 s overran the 60 s lease, and the worker sent them again), and well
+    inside the lease the caller holds on each delivery."""
+    deliveries = [d for d in deliveries if not _canceled_for_deleted_endpoint(d)]
+    if not deliveries:
+        return []
+    attempted_at = timezone.now()
+    with ThreadPoolExecutor(len(deliveries), thread_name_prefix="webhook-inline") as pool:
+        outcomes = list(pool.map(lambda d: _send(d.event, d.endpoint, attempted_at), deliveries))
+    return [delivery_record(d, o, attempted_at) for d, o in zip(deliveries, outcomes, strict=True)]
+
+
+def _canceled_for_deleted_endpoint(delivery: Delivery) -> bool:
+    if delivery.endpoint.deleted_at is None:
+        return False
+    Delivery.objects.filter(pk=delivery.pk).update(
+        status=Delivery.Status.CANCELED, next_attempt_at=None, claimed_until=None
+    )
+    return True
 
 
 def _send(event: Event, endpoint: WebhookEndpoint, attempted_at) -> transport.Outcome:
@@ -108,9 +132,11 @@ def next_retry_at(event: Event, failed_attempt: int, now: datetime.datetime):
     return at if at <= event.created + RETRY_WINDOW else None
 
 
-def delivery_record(delivery: Delivery, outcome: transport.Outcome, attempted_at) -> Attempt:
-    """Record the attempt and what comes next. The caller's lease makes `attempt_count` its
-    own to increment; the unique (delivery, attempt) constraint backs that up."""
+def delivery_record(delivery: Delivery, outcome: transport.Outcome, attempted_at) -> Attempt | None:
+    """Record the attempt and what comes next, if the caller still holds the lease it took
+    (`delivery.claimed_until`), which makes `attempt_count` its own to increment. A caller
+    whose lease ran out and was taken over records nothing (None): the worker that took it
+    over sent that attempt number too and records it, once."""
     event = delivery.event
     now = timezone.now()
     number = delivery.attempt_count + 1
@@ -132,7 +158,17 @@ def delivery_record(delivery: Delivery, outcome: transport.Outcome, attempted_at
         next_retry_at=retry_at,
         attempted_at=attempted_at,
     )
-    if statements.backend().record(attempt, status, now):
+    recorded = statements.backend().record(attempt, status, now, delivery.claimed_until)
+    if not recorded.stored:
+        log.warning(
+            "attempt %d of delivery %s not recorded: its lease ended at %s and another worker "
+            "took it over",
+            number,
+            delivery.pk,
+            delivery.claimed_until,
+        )
+        return None
+    if recorded.newly_dead:
         notify_owner_of_dead_letter(event, delivery.endpoint)
     return attempt
 

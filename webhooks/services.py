@@ -18,7 +18,7 @@ from api.errors import NotFound, ProcessingFailed, not_found
 from api.ids import is_id
 from events.models import Event
 from events.services import emit
-from webhooks.attempts import delivery_attempt
+from webhooks.attempts import deliveries_attempt_at_once
 from webhooks.crypto import encrypt_secret, new_signing_secret
 from webhooks.fanout import (
     deliveries_create_claimed,
@@ -165,13 +165,13 @@ def simulated_event_deliver(
     *, merchant: Merchant, event_type: str, obj: dict, endpoints: list[WebhookEndpoint]
 ) -> Event:
     """simulate-webhook: a real test-mode event, delivered inline to `endpoints` (see
-    `subscribers`) after its commit, so the caller can show the receivers' answers."""
+    `subscribers`) after its commit, all at once, so the caller can show the receivers'
+    answers within one attempt's time (`deliveries_attempt_at_once`)."""
     with transaction.atomic():
         # Delivered below, to the endpoints asked for: no fan-out of its own.
         event = emit(merchant=merchant, livemode=False, type=event_type, obj=obj, fan_out=False)
         deliveries = deliveries_create_claimed(event, endpoints)
-    for delivery in deliveries:  # after the commit: no network call inside a transaction
-        delivery_attempt(delivery)
+    deliveries_attempt_at_once(deliveries)  # after the commit: no network call inside it
     return event
 
 

@@ -9,7 +9,7 @@ import pytest
 from django.db import connection
 from django.utils import timezone
 
-from webhooks.bulkhead import LEASE, MAX_IN_FLIGHT_PER_ENDPOINT, Load
+from webhooks.bulkhead import LEASE, MAX_IN_FLIGHT_PER_ENDPOINT, Load, Recorded
 from webhooks.models import Attempt, Delivery
 from webhooks.services import endpoint_create
 from webhooks.statements import portable, postgresql
@@ -128,7 +128,8 @@ def test_record_stores_the_attempt_and_the_deliverys_next_state(backend, new_del
     delivery = new_delivery(claimed_until=now + LEASE, enqueued_until=now + SECOND)
     retry_at = now + 10 * SECOND
     attempt = attempt_of(delivery, 1, retry_at)
-    assert backend.record(attempt, Delivery.Status.PENDING, now) is False
+    recorded = backend.record(attempt, Delivery.Status.PENDING, now, now + LEASE)
+    assert recorded == Recorded(stored=True, newly_dead=False)
     assert Attempt.objects.get(pk=attempt.id).response_body == "no"
     stored = Delivery.objects.get(pk=delivery.id)
     assert (stored.status, stored.attempt_count, stored.next_attempt_at) == ("pending", 1, retry_at)
@@ -138,8 +139,26 @@ def test_record_stores_the_attempt_and_the_deliverys_next_state(backend, new_del
 
 def test_record_sets_the_events_dead_letter_once(backend, new_delivery, new_endpoint, now):
     first = new_delivery(claimed_until=now + LEASE)
-    second = Delivery.objects.create(event=first.event, endpoint=new_endpoint())
-    assert backend.record(attempt_of(first, 1, None), Delivery.Status.DEAD_LETTERED, now)
-    assert not backend.record(attempt_of(second, 1, None), Delivery.Status.DEAD_LETTERED, now)
+    second = Delivery.objects.create(
+        event=first.event, endpoint=new_endpoint(), claimed_until=now + LEASE
+    )
+    dead = Delivery.Status.DEAD_LETTERED
+    assert backend.record(attempt_of(first, 1, None), dead, now, now + LEASE).newly_dead
+    assert not backend.record(attempt_of(second, 1, None), dead, now, now + LEASE).newly_dead
     assert Delivery.objects.get(pk=first.id).status == "dead_lettered"
     assert Delivery.objects.get(pk=first.id).event.dead_lettered_at == now
+
+
+def test_record_writes_nothing_once_the_lease_is_someone_elses(backend, new_delivery, now):
+    """A holder whose lease ran out, and was taken over by another worker, records nothing:
+    the new holder records that attempt number, once (issue 20: the second record failed on
+    the unique attempt number, a 500 from simulate-webhook)."""
+    taken_over = now + LEASE + 30 * SECOND
+    delivery = new_delivery(claimed_until=taken_over)
+    dead = Delivery.Status.DEAD_LETTERED
+    recorded = backend.record(attempt_of(delivery, 1, None), dead, now, now + LEASE)
+    assert recorded == Recorded(stored=False, newly_dead=False)
+    assert not Attempt.objects.exists()
+    stored = Delivery.objects.get(pk=delivery.id)
+    assert (stored.status, stored.attempt_count, stored.claimed_until) == ("pending", 0, taken_over)
+    assert stored.event.dead_lettered_at is None

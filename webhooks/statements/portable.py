@@ -8,7 +8,7 @@ from django.db import transaction
 from django.db.models import Count, Min, Q
 
 from events.models import Event
-from webhooks.bulkhead import MAX_IN_FLIGHT_PER_ENDPOINT, Load
+from webhooks.bulkhead import MAX_IN_FLIGHT_PER_ENDPOINT, Load, Recorded
 from webhooks.models import Attempt, Delivery
 
 
@@ -53,14 +53,17 @@ def loads(endpoint_ids: list[str], now) -> dict[str, Load]:
 
 
 @transaction.atomic
-def record(attempt: Attempt, status: str, now) -> bool:
-    attempt.save(force_insert=True)
-    Delivery.objects.filter(pk=attempt.delivery_id).update(
+def record(attempt: Attempt, status: str, now, lease) -> Recorded:
+    mine = Delivery.objects.filter(pk=attempt.delivery_id, claimed_until=lease)
+    if not mine.update(
         status=status,
         attempt_count=attempt.attempt,
         next_attempt_at=attempt.next_retry_at,
         claimed_until=None,
         enqueued_until=None,
-    )
+    ):
+        return Recorded(stored=False, newly_dead=False)
+    attempt.save(force_insert=True)
     dead = Event.objects.filter(pk=attempt.event_id, dead_lettered_at__isnull=True)
-    return status == Delivery.Status.DEAD_LETTERED and bool(dead.update(dead_lettered_at=now))
+    dies = status == Delivery.Status.DEAD_LETTERED
+    return Recorded(stored=True, newly_dead=dies and bool(dead.update(dead_lettered_at=now)))

@@ -12,7 +12,7 @@ from django.db import connection
 
 from api.rows import Columns, ModelRows, insert_sql, instance_values, mark_stored
 from events.models import Event
-from webhooks.bulkhead import MAX_IN_FLIGHT_PER_ENDPOINT, Load
+from webhooks.bulkhead import MAX_IN_FLIGHT_PER_ENDPOINT, Load, Recorded
 from webhooks.models import Attempt, Delivery, WebhookEndpoint
 
 PENDING = Delivery.Status.PENDING
@@ -141,28 +141,36 @@ def loads(endpoint_ids: list[str], now) -> dict[str, Load]:
 
 @cache
 def _record_sql(insert: str) -> str:
-    """The attempt (`insert`), the delivery's next state and, the first time one of the
-    event's deliveries dies, the event's dead letter. Returns 1 when it set that dead letter."""
+    """The delivery's next state, only while the caller still holds its lease (`mine`); then
+    the attempt (`insert`, a SELECT from `mine`, so nothing is written without it) and, the
+    first time one of the event's deliveries dies, the event's dead letter. Returns whether it
+    was stored, and whether it set that dead letter."""
     d, e = Columns(Delivery), Columns(Event)
     return f"""
-        WITH attempt AS ({insert}),
+        WITH mine AS (
+            UPDATE {d.table} SET {d.status} = %s, {d.attempt_count} = %s,
+                {d.next_attempt_at} = %s, {d.claimed_until} = NULL, {d.enqueued_until} = NULL
+            WHERE {d.id} = %s AND {d.claimed_until} = %s
+            RETURNING 1
+        ),
+        attempt AS ({insert}),
         dead AS (
             UPDATE {e.table} SET {e.dead_lettered_at} = %s
-            WHERE {e.id} = %s AND %s AND {e.dead_lettered_at} IS NULL RETURNING 1
+            WHERE {e.id} = %s AND %s AND {e.dead_lettered_at} IS NULL
+                AND EXISTS (SELECT FROM mine)
+            RETURNING 1
         )
-        UPDATE {d.table} SET {d.status} = %s, {d.attempt_count} = %s,
-            {d.next_attempt_at} = %s, {d.claimed_until} = NULL, {d.enqueued_until} = NULL
-        WHERE {d.id} = %s
-        RETURNING (SELECT count(*) FROM dead)
+        SELECT (SELECT count(*) FROM mine), (SELECT count(*) FROM dead)
     """
 
 
-def record(attempt: Attempt, status: str, now) -> bool:
-    insert, params = insert_sql(Attempt, [instance_values(attempt)])
+def record(attempt: Attempt, status: str, now, lease) -> Recorded:
+    delivery = [status, attempt.attempt, attempt.next_retry_at, attempt.delivery_id, lease]
+    insert, params = insert_sql(Attempt, [instance_values(attempt)], select_tail="FROM mine")
     dies = status == Delivery.Status.DEAD_LETTERED
-    params += [now, attempt.event_id, dies, status, attempt.attempt, attempt.next_retry_at]
     with connection.cursor() as cursor:
-        cursor.execute(_record_sql(insert), [*params, attempt.delivery_id])
-        (newly_dead,) = cursor.fetchone()
-    mark_stored(attempt)
-    return bool(newly_dead)
+        cursor.execute(_record_sql(insert), [*delivery, *params, now, attempt.event_id, dies])
+        stored, newly_dead = cursor.fetchone()
+    if stored:
+        mark_stored(attempt)
+    return Recorded(bool(stored), bool(newly_dead))
