@@ -49,14 +49,14 @@ def delivery_run(delivery_id: str) -> Attempt | None:
     return delivery_attempt(delivery) if delivery is not None else None
 
 
-def deliveries_drain(seconds: float = DRAIN_SECONDS) -> bool:
-    """Claim and attempt due deliveries one after another, oldest first and only to endpoints
-    with a free place, until none is left or `seconds` have passed (checked after each
-    attempt, so a hanging receiver overruns it by one attempt's deadline at most, and the
-    bulkhead keeps such threads to 8). True when stopped with work perhaps left: the caller
-    nudges again."""
+def deliveries_drain(*, livemode: bool, seconds: float = DRAIN_SECONDS) -> bool:
+    """Claim and attempt due deliveries of the mode one after another, oldest first and only
+    to endpoints and accounts with a free place, until none is left or `seconds` have passed
+    (checked after each attempt, so a hanging receiver overruns it by one attempt's deadline
+    at most, and the bulkhead keeps such threads to 8 an endpoint, 12 an account). True when
+    stopped with work perhaps left: the caller nudges again."""
     deadline = time.monotonic() + seconds
-    while (delivery := delivery_claim_next()) is not None:
+    while (delivery := delivery_claim_next(livemode)) is not None:
         delivery_attempt(delivery)
         if time.monotonic() >= deadline:
             return True

@@ -151,7 +151,7 @@ def resend_event(*, event: Event, endpoint_id: str | None = None) -> list[str]:
         endpoint_id=endpoint_id,
     )
     delivery_ids = event_deliveries_reopen(event, endpoints)
-    enqueue_deliveries(delivery_ids)
+    enqueue_deliveries(delivery_ids, event.livemode)
     return delivery_ids
 
 
@@ -179,7 +179,9 @@ def fan_out_in_transaction(events) -> None:
     """settings.EVENT_FAN_OUT_HOOKS: the deliveries of the events just written, in the same
     transaction, and the nudges they are worth once it commits (a lost nudge is found by the
     beat tick: the delivery row stays due)."""
-    delivery_ids = deliveries_for(events)
-    if delivery_ids:
-        # robust: a broker outage after commit must not turn a committed change into a 500.
-        transaction.on_commit(partial(enqueue_deliveries, delivery_ids), robust=True)
+    for livemode in {event.livemode for event in events}:  # one mode, nearly always
+        delivery_ids = deliveries_for([event for event in events if event.livemode == livemode])
+        if delivery_ids:
+            # robust: a broker outage after commit must not turn a committed change into a 500.
+            nudge = partial(enqueue_deliveries, delivery_ids, livemode)
+            transaction.on_commit(nudge, robust=True)
