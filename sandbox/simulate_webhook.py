@@ -37,11 +37,11 @@ FAMILY_ID_PREFIX = {
     "customer": "cus",
     "payment_link": "pl",
 }
-FAKE_ULID = "0000000000000000000000TEST"
+FAKE_ULID = "0000000000000000000000TEST"  # a valid ULID shape dated 1970: obviously fake
 BUSY = (
     "Too many simulate-webhook calls (or payments with _svc_test_latency_ms) are running at "
     "once on this account; nothing was sent or stored. Retry shortly."
-)  # a valid ULID shape dated 1970: obviously fake
+)
 
 
 def fake_id(prefix: str) -> str:
