@@ -257,6 +257,15 @@ def noisy_neighbour_phases(rate: int, seconds: int, healthy_port: int, dead_port
         time.sleep(11)  # alice's attempts in flight time out
 
 
+def purge_queues() -> None:
+    """Nudges an earlier run left in the broker would reach this run's workers."""
+    from config.celery import app
+
+    with app.connection_for_write() as conn:
+        for queue in ("webhooks", "webhooks-test"):
+            conn.default_channel.queue_purge(queue)
+
+
 def queued_messages() -> int:
     """Messages waiting in the webhooks queues (nudges, and the beat's ticks)."""
     from config.celery import app
@@ -322,6 +331,7 @@ def main() -> None:
     recreate_database(os.environ["DATABASE_URL"])
     call_command("migrate", verbosity=0)
     vacuum(Event, Delivery, Attempt)
+    purge_queues()
     healthy_port, dead_port, healthy_server, dead_socket = start_receivers()
     beat = start_process(["beat", "--schedule", str(WORK / "beat")])
     workers = start_workers(1)
