@@ -8,6 +8,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 import stripe
 import time_machine
+from django.db import connection
 
 from events.models import Event
 from tests.conftest import key_client
@@ -201,8 +202,15 @@ def test_ids_must_be_strings(api, receiver, endpoint_for, param):
 def in_the_background(call, *args, **kwargs):
     """Runs `call` on another thread (its own database connection: the tests that use it
     commit), while the test looks at what it holds; `.result()` waits for it."""
+
+    def run():
+        try:
+            return call(*args, **kwargs)
+        finally:
+            connection.close()  # the thread's own: the test database is dropped at the end
+
     pool = ThreadPoolExecutor(1)
-    future = pool.submit(call, *args, **kwargs)
+    future = pool.submit(run)
     pool.shutdown(wait=False)
     return future
 
