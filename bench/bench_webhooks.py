@@ -216,6 +216,14 @@ def paced_phase(
     return p99
 
 
+def warm_up(merchant, endpoint, *, livemode: bool) -> None:
+    """One event delivered before a phase: the pool's worker is up, its first connection and
+    TLS setup are done (a fixed sleep was too short for a worker starting on a loaded box)."""
+    committed: dict = {}
+    emit_timed(merchant, committed, livemode)
+    wait_delivered(endpoint, list(committed), timeout=60)
+
+
 def ms(seconds: float) -> str:
     return f"{seconds * 1000:.0f} ms" if seconds != float("inf") else f"> {GIVE_UP} s"
 
@@ -234,8 +242,7 @@ def noisy_neighbour_phases(rate: int, seconds: int, healthy_port: int, dead_port
     bob = merchant_create(name="Bob", email="bob@example.test").merchant
     alice = merchant_create(name="Alice", email="alice@example.test").merchant
     bobs = endpoint(bob, healthy_port, True)
-    emit_timed(bob, {}, True)  # warm-up: the live pool's first connection
-    time.sleep(2)
+    warm_up(bob, bobs, livemode=True)
     baseline = paced_phase(
         "noisy neighbour, bob alone (live)", bob, bobs, rate, seconds, livemode=True
     )
@@ -344,8 +351,7 @@ def main() -> None:
             return endpoint_create(merchant=merchant, livemode=False, url=url).endpoint
 
         healthy = endpoint(healthy_port)
-        emit_timed(merchant, {})  # warm-up: the worker's first connection and TLS setup
-        time.sleep(2)
+        warm_up(merchant, healthy, livemode=False)
         if not args.noisy_only:
             paced_phase("paced, healthy only", merchant, healthy, args.rate, args.seconds)
         noisy_neighbour_phases(args.rate, args.seconds, healthy_port, dead_port)

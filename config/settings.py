@@ -322,6 +322,13 @@ WEBHOOK_ALLOWED_NETWORKS = [
 WEBHOOK_CA_BUNDLE = env.str("WEBHOOK_CA_BUNDLE", default="") or None  # None: system CAs
 # Fernet keys for webhook secrets at rest, newest first; empty: derived from SECRET_KEY.
 WEBHOOK_ENCRYPTION_KEYS = env.list("WEBHOOK_ENCRYPTION_KEYS", default=[])
+# One merchant's endpoints of one mode (an account) may have at most this many attempts in
+# flight at once, fleet-wide: with the Procfile's 16 threads per mode, a merchant whose
+# endpoints all hang keeps a quarter of them free for everyone else (docs/webhooks.md
+# "Fairness between merchants").
+WEBHOOK_MAX_IN_FLIGHT_PER_ACCOUNT = env.int("WEBHOOK_MAX_IN_FLIGHT_PER_ACCOUNT", default=12)
+if WEBHOOK_MAX_IN_FLIGHT_PER_ACCOUNT < 1:
+    raise ImproperlyConfigured("WEBHOOK_MAX_IN_FLIGHT_PER_ACCOUNT must be at least 1.")
 CELERY_TASK_ROUTES = {"webhooks.tasks.*": {"queue": "webhooks"}}
 CELERY_BEAT_SCHEDULE.update(
     {

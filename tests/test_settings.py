@@ -100,3 +100,11 @@ def test_production_without_a_dev_env_refuses_to_start(tmp_path):
     result = import_settings(ENV_FILE=str(tmp_path / "absent.env"))
     assert result.returncode != 0
     assert "DJANGO_SECRET_KEY must be set" in result.stderr
+
+
+@pytest.mark.parametrize("value", ["0", "-3", "twelve"])
+def test_a_webhook_account_cap_that_is_not_a_positive_integer_stops_the_service(value):
+    result = import_settings(DEBUG="true", WEBHOOK_MAX_IN_FLIGHT_PER_ACCOUNT=value)
+    assert result.returncode != 0
+    if value != "twelve":
+        assert "WEBHOOK_MAX_IN_FLIGHT_PER_ACCOUNT must be at least 1" in result.stderr

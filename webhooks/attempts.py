@@ -53,8 +53,9 @@ def deliveries_drain(*, livemode: bool, seconds: float = DRAIN_SECONDS) -> bool:
     """Claim and attempt due deliveries of the mode one after another, oldest first and only
     to endpoints and accounts with a free place, until none is left or `seconds` have passed
     (checked after each attempt, so a hanging receiver overruns it by one attempt's deadline
-    at most, and the bulkhead keeps such threads to 8 an endpoint, 12 an account). True when
-    stopped with work perhaps left: the caller nudges again."""
+    at most, and the bulkhead keeps such threads to 8 an endpoint and
+    WEBHOOK_MAX_IN_FLIGHT_PER_ACCOUNT an account). True when stopped with work perhaps left:
+    the caller nudges again."""
     deadline = time.monotonic() + seconds
     while (delivery := delivery_claim_next(livemode)) is not None:
         delivery_attempt(delivery)

@@ -18,14 +18,6 @@ ENQUEUED_GRACE = datetime.timedelta(seconds=30)
 # an attempt and without a nudge: until one of its places frees up when the endpoint is merely
 # busy, for the timeout when its attempts hang.
 MAX_IN_FLIGHT_PER_ENDPOINT = 8
-# One merchant's endpoints of one mode (an account) may tie up at most this many workers at
-# once: so one merchant whose endpoints all hang holds at most three quarters of a worker
-# process's 16 threads, the other quarter keeps everyone else's deliveries flowing, and a
-# merchant's own hanging endpoint (8 places) still leaves 4 to its healthy ones. Live and
-# test deliveries have worker pools of their own (webhooks.tasks.QUEUES), so this is fairness
-# among the merchants of one mode. A due delivery of a full account waits like one of a full
-# endpoint: without an attempt and without a nudge.
-MAX_IN_FLIGHT_PER_ACCOUNT = 12
 SLOW_ATTEMPT = datetime.timedelta(seconds=1)
 STUCK_ENDPOINT_BACKOFF = datetime.timedelta(seconds=transport.TIMEOUT_SECONDS)
 

@@ -8,6 +8,7 @@ row due again: the event is sent again (at least once) and receivers deduplicate
 
 import datetime
 
+from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
@@ -15,7 +16,6 @@ from webhooks import selectors, statements
 from webhooks.bulkhead import (
     ENQUEUED_GRACE,
     LEASE,
-    MAX_IN_FLIGHT_PER_ACCOUNT,
     MAX_IN_FLIGHT_PER_ENDPOINT,
     STUCK_ENDPOINT_BACKOFF,
     allot,
@@ -48,7 +48,7 @@ def _within_bulkhead(delivery: Delivery | None, now, lease) -> Delivery | None:
     load, account = statements.backend().in_flight(delivery, now)
     if (
         load.in_flight < MAX_IN_FLIGHT_PER_ENDPOINT
-        and account.in_flight < MAX_IN_FLIGHT_PER_ACCOUNT
+        and account.in_flight < settings.WEBHOOK_MAX_IN_FLIGHT_PER_ACCOUNT
     ):
         return delivery
     release = Delivery.objects.filter(pk=delivery.pk, claimed_until=lease)

@@ -24,12 +24,7 @@ from config.celery import app
 from events.models import Event
 from events.services import emit
 from webhooks.attempts import deliveries_drain, delivery_attempt, delivery_run
-from webhooks.bulkhead import (
-    ENQUEUED_GRACE,
-    LEASE,
-    MAX_IN_FLIGHT_PER_ACCOUNT,
-    MAX_IN_FLIGHT_PER_ENDPOINT,
-)
+from webhooks.bulkhead import ENQUEUED_GRACE, LEASE, MAX_IN_FLIGHT_PER_ENDPOINT
 from webhooks.claims import delivery_claim, due_delivery_ids
 from webhooks.fanout import events_fan_out
 from webhooks.models import Attempt, Delivery
@@ -316,16 +311,19 @@ def test_a_stuck_endpoint_does_not_take_every_worker(receiver, endpoint_for, emi
 
 
 def test_an_account_with_every_place_taken_waits_and_its_neighbours_do_not(
-    receiver, endpoint_for, emit_event, other_merchant
+    receiver, endpoint_for, emit_event, other_merchant, settings
 ):
     """issue 20: a merchant whose endpoints all hang took every worker thread, none of its
-    endpoints full. Its account (merchant and mode) has MAX_IN_FLIGHT_PER_ACCOUNT places."""
+    endpoints full. Its account (merchant and mode) has WEBHOOK_MAX_IN_FLIGHT_PER_ACCOUNT
+    places (12)."""
     for _ in range(3):
         endpoint_for(receiver)
     events = [emit_event() for _ in range(5)]  # three deliveries each
     deliveries = [fan_out_one_of(event) for event in events]
     taken = [d for per_event in deliveries[:4] for d in per_event]
-    assert len(taken) == MAX_IN_FLIGHT_PER_ACCOUNT  # four per endpoint: none of them full
+    assert (
+        len(taken) == settings.WEBHOOK_MAX_IN_FLIGHT_PER_ACCOUNT
+    )  # four per endpoint: none of them full
     for delivery_id in taken:
         assert delivery_claim(delivery_id) is not None  # workers waiting on its receivers
     waiting = deliveries[4][0]

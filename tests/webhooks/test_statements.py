@@ -11,7 +11,6 @@ from django.utils import timezone
 
 from webhooks.bulkhead import (
     LEASE,
-    MAX_IN_FLIGHT_PER_ACCOUNT,
     MAX_IN_FLIGHT_PER_ENDPOINT,
     Load,
     Recorded,
@@ -102,12 +101,13 @@ def test_claim_next_takes_only_its_mode(backend, new_delivery, new_endpoint, now
 
 
 def test_claim_next_skips_accounts_with_every_place_taken(
-    backend, new_delivery, new_endpoint, other_merchant, now
+    backend, new_delivery, new_endpoint, other_merchant, now, settings
 ):
     """issue 20: one merchant's hanging endpoints took every worker thread. An account (a
-    merchant in one mode) has MAX_IN_FLIGHT_PER_ACCOUNT places across its endpoints."""
+    merchant in one mode) has WEBHOOK_MAX_IN_FLIGHT_PER_ACCOUNT places across its
+    endpoints."""
     noisy = [new_endpoint() for _ in range(3)]  # none full: 12 places over three endpoints
-    for n in range(MAX_IN_FLIGHT_PER_ACCOUNT):
+    for n in range(settings.WEBHOOK_MAX_IN_FLIGHT_PER_ACCOUNT):
         new_delivery(noisy[n % 3], claimed_until=now + LEASE)
     new_delivery(noisy[0], next_attempt_at=now - 2 * SECOND)  # oldest, its account is full
     new_delivery(new_endpoint(livemode=True), next_attempt_at=now - 2 * SECOND)  # other mode

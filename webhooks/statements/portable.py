@@ -4,12 +4,12 @@ timestamp as text, which the ORM converts. Without SKIP LOCKED two threads may p
 next delivery; the conditional update lets one of them have it, and the other's drain stops
 (the beat tick carries on)."""
 
+from django.conf import settings
 from django.db import transaction
 from django.db.models import Count, Min, Q
 
 from events.models import Event
 from webhooks.bulkhead import (
-    MAX_IN_FLIGHT_PER_ACCOUNT,
     MAX_IN_FLIGHT_PER_ENDPOINT,
     Load,
     Recorded,
@@ -34,7 +34,7 @@ def claim_next(now, lease, livemode: bool) -> Delivery | None:
     full_accounts = (
         leased.values("endpoint__merchant_id")
         .annotate(n=Count("pk"))
-        .filter(n__gte=MAX_IN_FLIGHT_PER_ACCOUNT)
+        .filter(n__gte=settings.WEBHOOK_MAX_IN_FLIGHT_PER_ACCOUNT)
         .values("endpoint__merchant_id")
     )
     claimable = (

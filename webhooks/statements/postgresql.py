@@ -8,12 +8,12 @@ here once each as SQL."""
 
 from functools import cache
 
+from django.conf import settings
 from django.db import connection
 
 from api.rows import Columns, ModelRows, insert_sql, instance_values, mark_stored
 from events.models import Event
 from webhooks.bulkhead import (
-    MAX_IN_FLIGHT_PER_ACCOUNT,
     MAX_IN_FLIGHT_PER_ENDPOINT,
     Load,
     Recorded,
@@ -66,7 +66,8 @@ def _claim_sql() -> str:
 def _claim_next_sql() -> str:
     """The oldest due delivery of the mode whose endpoint and account (merchant and mode) both
     have a free place. The leases live now are a range read of a small index (the
-    `delivery_leased` partial index), joined to their endpoints for the account."""
+    `delivery_leased` partial index), joined to their endpoints for the account; a candidate's
+    own endpoint row (one index probe) tells its mode and account."""
     d, dl, w = Columns(Delivery), Columns(Delivery, "dl"), Columns(WebhookEndpoint, "w")
     in_flight, _ = _conditions("dl")
     _, claimable = _conditions()
@@ -76,18 +77,15 @@ def _claim_next_sql() -> str:
             WHERE {in_flight} AND {w.livemode} = %(livemode)s
         ), full_endpoints AS (
             SELECT endpoint FROM leased GROUP BY endpoint HAVING count(*) >= %(places)s
-            UNION ALL
-            SELECT {w.id} FROM {w.table} w
-            WHERE {w.livemode} = %(livemode)s AND {w.merchant} IN (
-                SELECT merchant FROM leased GROUP BY merchant
-                HAVING count(*) >= %(account_places)s
-            )
+        ), full_accounts AS (
+            SELECT merchant FROM leased GROUP BY merchant HAVING count(*) >= %(account_places)s
         ), next AS (
             SELECT {d.id} FROM {d.table}
             WHERE {claimable} AND {d.endpoint} NOT IN (SELECT * FROM full_endpoints)
                 AND EXISTS (
                     SELECT FROM {w.table} w
                     WHERE {w.id} = {d.table}.{d.endpoint} AND {w.livemode} = %(livemode)s
+                        AND {w.merchant} NOT IN (SELECT * FROM full_accounts)
                 )
             ORDER BY {d.next_attempt_at} LIMIT 1
             FOR UPDATE SKIP LOCKED
@@ -108,7 +106,7 @@ def claim_next(now, lease, livemode: bool) -> Delivery | None:
         "lease": lease,
         "livemode": livemode,
         "places": MAX_IN_FLIGHT_PER_ENDPOINT,
-        "account_places": MAX_IN_FLIGHT_PER_ACCOUNT,
+        "account_places": settings.WEBHOOK_MAX_IN_FLIGHT_PER_ACCOUNT,
     }
     return _fetch_claimed(_claim_next_sql(), params)
 
