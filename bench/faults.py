@@ -431,7 +431,7 @@ SCENARIOS = {
     "baseline": no_fault,
     "web-kill": kill_web_worker,
     "worker-kill": process_killer("worker"),
-    "webhooks-kill": process_killer("webhooks"),
+    "webhooks-kill": process_killer("webhooks-test"),  # the pool of the clients' test mode
     "beat-kill": process_killer("beat"),
     "redis-down": redis_down,
     "redis-hung": redis_hung,

@@ -355,6 +355,13 @@ CELERY_TASK_ROUTES = {
     "webhooks.tasks.purge_old_events": {"queue": "celery"},
     "webhooks.tasks.*": {"queue": "webhooks"},
 }
+# One merchant's endpoints of one mode (an account) may have at most this many attempts in
+# flight at once, fleet-wide: with the Procfile's 16 threads per mode, a merchant whose
+# endpoints all hang keeps a quarter of them free for everyone else (docs/webhooks.md
+# "Fairness between merchants").
+WEBHOOK_MAX_IN_FLIGHT_PER_ACCOUNT = env.int("WEBHOOK_MAX_IN_FLIGHT_PER_ACCOUNT", default=12)
+if WEBHOOK_MAX_IN_FLIGHT_PER_ACCOUNT < 1:
+    raise ImproperlyConfigured("WEBHOOK_MAX_IN_FLIGHT_PER_ACCOUNT must be at least 1.")
 CELERY_BEAT_SCHEDULE.update(
     {
         # Due first attempts and retries (rows with next_attempt_at), and expired leases.

@@ -10,6 +10,7 @@ refused with 429 `rate_limit_exceeded` before it waits, and processes nothing.
 """
 
 import time
+from contextlib import contextmanager
 
 from django.conf import settings
 from django.core.cache import cache
@@ -47,20 +48,30 @@ def _give_back(key: str) -> None:
         pass
 
 
+@contextmanager
+def merchant_slot(*, merchant_id: str, refusal: str):
+    """Hold one of the merchant's SANDBOX_LATENCY_CONCURRENCY slots for the block, or refuse
+    with 429 `rate_limit_exceeded` and `refusal` before it runs. The slots are shared by the
+    sandbox's calls that hold a web thread for seconds: simulated latency, and
+    simulate-webhook's inline deliveries (docs/webhooks.md "simulate-webhook")."""
+    key = _key(merchant_id)
+    if not _take_slot(key):
+        raise RateLimited(refusal, headers={"Retry-After": "1"})
+    try:
+        yield
+    finally:
+        _give_back(key)
+
+
 def simulated_wait(*, merchant_id: str, milliseconds: int) -> None:
     """Wait `milliseconds` holding one of the merchant's slots and no database connection,
     or refuse (429) when all its slots are taken."""
-    key = _key(merchant_id)
-    if not _take_slot(key):
-        limit = settings.SANDBOX_LATENCY_CONCURRENCY
-        raise RateLimited(
-            f"At most {limit} payments with _svc_test_latency_ms may wait at once on this "
-            "account; nothing was processed. Retry shortly.",
-            headers={"Retry-After": "1"},
-        )
-    try:
+    limit = settings.SANDBOX_LATENCY_CONCURRENCY
+    refusal = (
+        f"At most {limit} payments with _svc_test_latency_ms may wait at once on this "
+        "account; nothing was processed. Retry shortly."
+    )
+    with merchant_slot(merchant_id=merchant_id, refusal=refusal):
         if not connection.in_atomic_block:
             connection.close()  # back to the pool; the next query takes one again
         sleep(milliseconds / 1000)
-    finally:
-        _give_back(key)

@@ -5,7 +5,8 @@ inline, so the receiver's HTTP result is in the 201 response; failed attempts th
 normal retry schedule. Its `data.object` (docs/webhooks.md "simulate-webhook"):
 - `resource` given: that resource as last rendered, i.e. the `data.object` of the newest
   test-mode event about it (every status change emits an event, so this is its current state);
-- omitted: the same for the newest resource of the type's family;
+- omitted: the resource of the newest test-mode event of that very type, as it was then (so
+  its state fits the type: a captured payment for `payment.captured`);
 - none exists: a synthetic sample whose ids are all `<prefix>_0000000000000000000000TEST`.
 """
 
@@ -22,6 +23,7 @@ from api.views import ServiceAPIView
 from events.catalogue import EVENT_TYPES, family_of
 from events.models import Event
 from sandbox import openapi
+from sandbox.latency import merchant_slot
 from webhooks.selectors import events_of
 from webhooks.serializers import event_with_attempts
 from webhooks.services import simulated_event_deliver, subscribers
@@ -36,6 +38,10 @@ FAMILY_ID_PREFIX = {
     "payment_link": "pl",
 }
 FAKE_ULID = "0000000000000000000000TEST"  # a valid ULID shape dated 1970: obviously fake
+BUSY = (
+    "Too many simulate-webhook calls (or payments with _svc_test_latency_ms) are running at "
+    "once on this account; nothing was sent or stored. Retry shortly."
+)
 
 
 def fake_id(prefix: str) -> str:
@@ -167,7 +173,10 @@ def resource_object(merchant, event_type: str, resource: str | None) -> dict:
             )
         events = events.filter(resource_id=resource)
     else:
-        events = events.filter(resource_id__startswith=f"{prefix}_")
+        # The newest resource that fits the type: the one its newest event of this very type
+        # is about, as it was then (a payment.captured carries a captured payment, never a
+        # pending one that merely happens to be the newest payment).
+        events = events.filter(type=event_type)
     newest: Event | None = events.order_by("-id").first()
     if newest is not None:
         return newest.data["object"]
@@ -195,7 +204,10 @@ class SimulateWebhook(ServiceAPIView):
             endpoint_id=body.get("endpoint") or None,
         )
         obj = resource_object(request.merchant, body["type"], body.get("resource"))
-        event = simulated_event_deliver(
-            merchant=request.merchant, event_type=body["type"], obj=obj, endpoints=endpoints
-        )
+        # Inline deliveries hold this web thread up to one attempt's time (15 s): a few per
+        # merchant at once, like simulated latency; one more is 429 before anything is stored.
+        with merchant_slot(merchant_id=request.merchant.pk, refusal=BUSY):
+            event = simulated_event_deliver(
+                merchant=request.merchant, event_type=body["type"], obj=obj, endpoints=endpoints
+            )
         return Response(event_with_attempts(event), status=201)

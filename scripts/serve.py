@@ -2,7 +2,7 @@
 (docs/production.md "Processes"). The Procfile (`make run`), the Dockerfile and the multi-node
 test start every process through here, so they all run the same command lines.
 
-usage: serve.py web|worker|webhooks|beat
+usage: serve.py web|worker|webhooks|webhooks-test|beat
 
 Run it with the virtualenv's python from the release directory (the one holding manage.py).
 Settings, from the environment:
@@ -79,10 +79,20 @@ def worker() -> list[str]:
     return celery_worker([], setting("WORKER_CONCURRENCY", "2"), 1 + 2)
 
 
-def webhooks() -> list[str]:
+def webhook_deliveries(queue: str) -> list[str]:
+    """A pool of delivery threads for one mode's queue (docs/webhooks.md: live never waits
+    behind test)."""
     threads = setting("WEBHOOKS_CONCURRENCY", "16")
-    queue = ["-Q", "webhooks", "--pool", "threads", "-n", "webhooks@%h"]
-    return celery_worker(queue, threads, int(threads) + 2)
+    args = ["-Q", queue, "--pool", "threads", "-n", f"{queue}@%h"]
+    return celery_worker(args, threads, int(threads) + 2)
+
+
+def webhooks() -> list[str]:
+    return webhook_deliveries("webhooks")
+
+
+def webhooks_test() -> list[str]:
+    return webhook_deliveries("webhooks-test")
 
 
 def beat() -> list[str]:
@@ -92,7 +102,13 @@ def beat() -> list[str]:
     return ["-m", "celery", "-A", "config", "beat", "--schedule", schedule]
 
 
-PROCESSES = {"web": web, "worker": worker, "webhooks": webhooks, "beat": beat}
+PROCESSES = {
+    "web": web,
+    "worker": worker,
+    "webhooks": webhooks,
+    "webhooks-test": webhooks_test,
+    "beat": beat,
+}
 
 
 def main(argv: list[str]) -> None:

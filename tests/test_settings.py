@@ -109,3 +109,11 @@ def test_a_retention_below_its_floor_is_refused(name, value):
     result = import_settings(DEBUG="true", **{name: value})
     assert result.returncode != 0
     assert f"{name} must be at least" in result.stderr
+
+
+@pytest.mark.parametrize("value", ["0", "-3", "twelve"])
+def test_a_webhook_account_cap_that_is_not_a_positive_integer_stops_the_service(value):
+    result = import_settings(DEBUG="true", WEBHOOK_MAX_IN_FLIGHT_PER_ACCOUNT=value)
+    assert result.returncode != 0
+    if value != "twelve":
+        assert "WEBHOOK_MAX_IN_FLIGHT_PER_ACCOUNT must be at least 1" in result.stderr

@@ -9,6 +9,7 @@ import datetime
 import logging
 import smtplib
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 from django.core.mail import send_mail
 from django.utils import timezone
@@ -28,6 +29,9 @@ log = logging.getLogger(__name__)
 
 RETRY_DELAYS = tuple(datetime.timedelta(seconds=s) for s in (10, 60, 300, 1800, 7200, 21600, 86400))
 RETRY_WINDOW = datetime.timedelta(hours=72)  # after the event's creation, at the latest
+# The `http_status` of an attempt that got no response (timeout, refused, TLS, URL refused):
+# the spec's attempt object has an integer there, not null (docs/webhooks.md "Delivery").
+NO_RESPONSE = 0
 # How long one task goes on claiming due deliveries after its own: long enough that under load
 # one broker message drives dozens of deliveries, short enough that the worker's threads still
 # take turns with the beat's tasks on the same queue.
@@ -45,14 +49,15 @@ def delivery_run(delivery_id: str) -> Attempt | None:
     return delivery_attempt(delivery) if delivery is not None else None
 
 
-def deliveries_drain(seconds: float = DRAIN_SECONDS) -> bool:
-    """Claim and attempt due deliveries one after another, oldest first and only to endpoints
-    with a free place, until none is left or `seconds` have passed (checked after each
-    attempt, so a hanging receiver overruns it by one attempt's deadline at most, and the
-    bulkhead keeps such threads to 8). True when stopped with work perhaps left: the caller
-    nudges again."""
+def deliveries_drain(*, livemode: bool, seconds: float = DRAIN_SECONDS) -> bool:
+    """Claim and attempt due deliveries of the mode one after another, oldest first and only
+    to endpoints and accounts with a free place, until none is left or `seconds` have passed
+    (checked after each attempt, so a hanging receiver overruns it by one attempt's deadline
+    at most, and the bulkhead keeps such threads to 8 an endpoint and
+    WEBHOOK_MAX_IN_FLIGHT_PER_ACCOUNT an account). True when stopped with work perhaps left:
+    the caller nudges again."""
     deadline = time.monotonic() + seconds
-    while (delivery := delivery_claim_next()) is not None:
+    while (delivery := delivery_claim_next(livemode)) is not None:
         delivery_attempt(delivery)
         if time.monotonic() >= deadline:
             return True
@@ -61,15 +66,38 @@ def deliveries_drain(seconds: float = DRAIN_SECONDS) -> bool:
 
 def delivery_attempt(delivery: Delivery) -> Attempt | None:
     """POST the event to the endpoint (no transaction open) and record the attempt.
-    The caller holds the lease. None when the endpoint was deleted meanwhile."""
-    endpoint, event = delivery.endpoint, delivery.event
-    if endpoint.deleted_at is not None:
-        Delivery.objects.filter(pk=delivery.pk).update(
-            status=Delivery.Status.CANCELED, next_attempt_at=None, claimed_until=None
-        )
+    The caller holds the lease. None when the endpoint was deleted meanwhile, or when the
+    lease ran out and another worker took the delivery over (see `delivery_record`)."""
+    if _canceled_for_deleted_endpoint(delivery):
         return None
     attempted_at = timezone.now()
-    return delivery_record(delivery, _send(event, endpoint, attempted_at), attempted_at)
+    outcome = _send(delivery.event, delivery.endpoint, attempted_at)
+    return delivery_record(delivery, outcome, attempted_at)
+
+
+def deliveries_attempt_at_once(deliveries: list[Delivery]) -> list[Attempt | None]:
+    """simulate-webhook's inline attempts: every POST at once, each on a thread of its own
+    (no database there: the URL check, signing and the request), then each recorded on the
+    caller's thread. So n endpoints hold the caller as long as the slowest attempt, at most
+    the URL check's 5 s DNS wait plus the attempt's 10 s deadline, not n attempts one after
+    another (16 x 15 s overran the 60 s lease, and the worker sent them again), and well
+    inside the lease the caller holds on each delivery."""
+    deliveries = [d for d in deliveries if not _canceled_for_deleted_endpoint(d)]
+    if not deliveries:
+        return []
+    attempted_at = timezone.now()
+    with ThreadPoolExecutor(len(deliveries), thread_name_prefix="webhook-inline") as pool:
+        outcomes = list(pool.map(lambda d: _send(d.event, d.endpoint, attempted_at), deliveries))
+    return [delivery_record(d, o, attempted_at) for d, o in zip(deliveries, outcomes, strict=True)]
+
+
+def _canceled_for_deleted_endpoint(delivery: Delivery) -> bool:
+    if delivery.endpoint.deleted_at is None:
+        return False
+    Delivery.objects.filter(pk=delivery.pk).update(
+        status=Delivery.Status.CANCELED, next_attempt_at=None, claimed_until=None
+    )
+    return True
 
 
 def _send(event: Event, endpoint: WebhookEndpoint, attempted_at) -> transport.Outcome:
@@ -105,9 +133,11 @@ def next_retry_at(event: Event, failed_attempt: int, now: datetime.datetime):
     return at if at <= event.created + RETRY_WINDOW else None
 
 
-def delivery_record(delivery: Delivery, outcome: transport.Outcome, attempted_at) -> Attempt:
-    """Record the attempt and what comes next. The caller's lease makes `attempt_count` its
-    own to increment; the unique (delivery, attempt) constraint backs that up."""
+def delivery_record(delivery: Delivery, outcome: transport.Outcome, attempted_at) -> Attempt | None:
+    """Record the attempt and what comes next, if the caller still holds the lease it took
+    (`delivery.claimed_until`), which makes `attempt_count` its own to increment. A caller
+    whose lease ran out and was taken over records nothing (None): the worker that took it
+    over sent that attempt number too and records it, once."""
     event = delivery.event
     now = timezone.now()
     number = delivery.attempt_count + 1
@@ -122,14 +152,24 @@ def delivery_record(delivery: Delivery, outcome: transport.Outcome, attempted_at
         endpoint_id=delivery.endpoint_id,
         attempt=number,
         status=Attempt.Status.DELIVERED if outcome.delivered else Attempt.Status.FAILED,
-        http_status=outcome.http_status,
+        http_status=outcome.http_status or NO_RESPONSE,
         response_body=_storable(outcome.response_body),
         error=_storable(outcome.error),
         duration_ms=outcome.duration_ms,
         next_retry_at=retry_at,
         attempted_at=attempted_at,
     )
-    if statements.backend().record(attempt, status, now):
+    recorded = statements.backend().record(attempt, status, now, delivery.claimed_until)
+    if not recorded.stored:
+        log.warning(
+            "attempt %d of delivery %s not recorded: its lease ended at %s and another worker "
+            "took it over",
+            number,
+            delivery.pk,
+            delivery.claimed_until,
+        )
+        return None
+    if recorded.newly_dead:
         notify_owner_of_dead_letter(event, delivery.endpoint)
     return attempt
 

@@ -44,6 +44,15 @@ class Load(NamedTuple):
         return max(0, MAX_IN_FLIGHT_PER_ENDPOINT - self.in_flight - self.nudged)
 
 
+class Recorded(NamedTuple):
+    """What recording an attempt did: `stored` is False when the caller's lease on the
+    delivery had run out and been taken over (nothing was written: the new holder records its
+    own attempt of that number); `newly_dead` when it dead-lettered the event."""
+
+    stored: bool
+    newly_dead: bool
+
+
 def allot(candidates: list[tuple[str, str]], loads: dict[str, Load]) -> list[str]:
     """Of (delivery id, endpoint id) pairs, oldest first, those worth a nudge."""
     wanted = {endpoint_id: load.nudges_wanted() for endpoint_id, load in loads.items()}

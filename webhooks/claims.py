@@ -8,6 +8,7 @@ row due again: the event is sent again (at least once) and receivers deduplicate
 
 import datetime
 
+from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
@@ -30,21 +31,25 @@ def delivery_claim(delivery_id: str) -> Delivery | None:
     return _within_bulkhead(statements.backend().claim(delivery_id, now, lease), now, lease)
 
 
-def delivery_claim_next() -> Delivery | None:
-    """Take the lease on the oldest due delivery whose endpoint has a free place, if any."""
+def delivery_claim_next(livemode: bool) -> Delivery | None:
+    """Take the lease on the oldest due delivery of the mode whose endpoint and account have a
+    free place, if any."""
     now = timezone.now()
     lease = now + LEASE
-    return _within_bulkhead(statements.backend().claim_next(now, lease), now, lease)
+    return _within_bulkhead(statements.backend().claim_next(now, lease, livemode), now, lease)
 
 
 def _within_bulkhead(delivery: Delivery | None, now, lease) -> Delivery | None:
-    """The claimed delivery, or None if its endpoint turns out to be full: counted after the
-    claim committed, so two workers claiming for one endpoint at once each see the other's
-    lease and the endpoint never exceeds its share."""
+    """The claimed delivery, or None if its endpoint or its account turns out to be full:
+    counted after the claim committed, so two workers claiming for one endpoint (or account)
+    at once each see the other's lease and neither ever exceeds its share."""
     if delivery is None:
         return None
-    load = statements.backend().in_flight(delivery.endpoint_id, now, excluding=delivery.pk)
-    if load.in_flight < MAX_IN_FLIGHT_PER_ENDPOINT:
+    load, account = statements.backend().in_flight(delivery, now)
+    if (
+        load.in_flight < MAX_IN_FLIGHT_PER_ENDPOINT
+        and account.in_flight < settings.WEBHOOK_MAX_IN_FLIGHT_PER_ACCOUNT
+    ):
         return delivery
     release = Delivery.objects.filter(pk=delivery.pk, claimed_until=lease)
     if load.hanging(now):
@@ -53,8 +58,8 @@ def _within_bulkhead(delivery: Delivery | None, now, lease) -> Delivery | None:
         release.update(claimed_until=None, next_attempt_at=until, enqueued_until=None)
         _postpone_stuck_endpoint(delivery.endpoint_id, now, until)
     else:
-        # Due still, without a nudge: the threads delivering to the endpoint claim it as they
-        # finish, or the beat tick nudges it once the endpoint has room.
+        # Due still, without a nudge: the threads delivering to the endpoint (or account)
+        # claim it as they finish, or the beat tick nudges it.
         release.update(claimed_until=None, enqueued_until=None)
     return None
 

@@ -144,6 +144,9 @@ class Attempt(models.Model):
     endpoint = models.ForeignKey(WebhookEndpoint, on_delete=models.PROTECT, related_name="attempts")
     attempt = models.PositiveIntegerField()
     status = models.CharField(max_length=16, choices=Status.choices)
+    # 0: no response was received (`error` says why); the spec's attempt has an integer here.
+    # 0 when no response came (webhooks.attempts.NO_RESPONSE); attempts stored before
+    # 2026-11-25 hold null there, which the API shows as 0 (no table rewrite on upgrade).
     http_status = models.PositiveSmallIntegerField(null=True, blank=True)
     response_body = models.TextField(blank=True, default="")
     error = models.TextField(null=True, blank=True)

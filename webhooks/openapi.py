@@ -73,7 +73,7 @@ class WebhookAttempt(serializers.Serializer):
     endpoint = serializers.CharField()
     attempt = serializers.IntegerField()
     status = serializers.ChoiceField(choices=Attempt.Status.choices)
-    http_status = serializers.IntegerField(allow_null=True)
+    http_status = serializers.IntegerField(help_text="0 when no response was received")
     response_body = serializers.CharField()
     error = serializers.CharField(allow_null=True)
     duration_ms = serializers.IntegerField()

@@ -103,3 +103,15 @@ def undispatched_event_ids(limit: int = DUE_BATCH) -> list[str]:
     cutoff = timezone.now() - UNDISPATCHED_GRACE
     events = Event.objects.filter(dispatched_at__isnull=True, created__lte=cutoff)
     return list(events.order_by("created").values_list("pk", flat=True)[:limit])
+
+
+def delivery_ids_by_mode(delivery_ids: list[str]) -> dict[bool, list[str]]:
+    """{livemode: ids} of these deliveries (from their endpoints), in the order given."""
+    modes = dict(
+        Delivery.objects.filter(pk__in=delivery_ids).values_list("pk", "endpoint__livemode")
+    )
+    by_mode: dict[bool, list[str]] = {}
+    for delivery_id in delivery_ids:
+        if delivery_id in modes:
+            by_mode.setdefault(modes[delivery_id], []).append(delivery_id)
+    return by_mode

@@ -65,7 +65,7 @@ def attempt_to_dict(attempt: Attempt) -> dict:
         "endpoint": attempt.endpoint_id,
         "attempt": attempt.attempt,
         "status": attempt.status,
-        "http_status": attempt.http_status,
+        "http_status": attempt.http_status or 0,  # null: stored before 0 meant "no response"
         "response_body": attempt.response_body,
         "error": attempt.error,
         "duration_ms": attempt.duration_ms,

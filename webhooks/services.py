@@ -18,7 +18,7 @@ from api.errors import NotFound, ProcessingFailed, not_found
 from api.ids import is_id
 from events.models import Event
 from events.services import emit
-from webhooks.attempts import delivery_attempt
+from webhooks.attempts import deliveries_attempt_at_once
 from webhooks.crypto import encrypt_secret, new_signing_secret
 from webhooks.fanout import (
     deliveries_create_claimed,
@@ -158,7 +158,7 @@ def resend_event(*, event: Event, endpoint_id: str | None = None) -> list[str]:
         endpoint_id=endpoint_id,
     )
     delivery_ids = event_deliveries_reopen(event, endpoints)
-    enqueue_deliveries(delivery_ids)
+    enqueue_deliveries(delivery_ids, event.livemode)
     return delivery_ids
 
 
@@ -172,13 +172,13 @@ def simulated_event_deliver(
     *, merchant: Merchant, event_type: str, obj: dict, endpoints: list[WebhookEndpoint]
 ) -> Event:
     """simulate-webhook: a real test-mode event, delivered inline to `endpoints` (see
-    `subscribers`) after its commit, so the caller can show the receivers' answers."""
+    `subscribers`) after its commit, all at once, so the caller can show the receivers'
+    answers within one attempt's time (`deliveries_attempt_at_once`)."""
     with transaction.atomic():
         # Delivered below, to the endpoints asked for: no fan-out of its own.
         event = emit(merchant=merchant, livemode=False, type=event_type, obj=obj, fan_out=False)
         deliveries = deliveries_create_claimed(event, endpoints)
-    for delivery in deliveries:  # after the commit: no network call inside a transaction
-        delivery_attempt(delivery)
+    deliveries_attempt_at_once(deliveries)  # after the commit: no network call inside it
     return event
 
 
@@ -186,7 +186,9 @@ def fan_out_in_transaction(events) -> None:
     """settings.EVENT_FAN_OUT_HOOKS: the deliveries of the events just written, in the same
     transaction, and the nudges they are worth once it commits (a lost nudge is found by the
     beat tick: the delivery row stays due)."""
-    delivery_ids = deliveries_for(events)
-    if delivery_ids:
-        # robust: a broker outage after commit must not turn a committed change into a 500.
-        transaction.on_commit(partial(enqueue_deliveries, delivery_ids), robust=True)
+    for livemode in {event.livemode for event in events}:  # one mode, nearly always
+        delivery_ids = deliveries_for([event for event in events if event.livemode == livemode])
+        if delivery_ids:
+            # robust: a broker outage after commit must not turn a committed change into a 500.
+            nudge = partial(enqueue_deliveries, delivery_ids, livemode)
+            transaction.on_commit(nudge, robust=True)

@@ -18,22 +18,36 @@ from webhooks.claims import (
 )
 from webhooks.fanout import events_fan_out
 from webhooks.retention import events_purge
-from webhooks.selectors import undispatched_event_ids
+from webhooks.selectors import delivery_ids_by_mode, undispatched_event_ids
 
 log = logging.getLogger(__name__)
 _broker = breaker("Celery broker", (OperationalError,))
+# Live and test deliveries each have a queue and a worker pool of their own (Procfile
+# `webhooks` and `webhooks-test`), so live deliveries never wait behind test ones.
+QUEUES = {True: "webhooks", False: "webhooks-test"}
 
 
-def enqueue_deliveries(delivery_ids: list[str]) -> None:
-    """Nudge a worker per delivery (callers send only as many as the endpoints have free
-    places: bulkhead.Load.nudges_wanted). With the broker down, hung or known to be down (its
-    breaker), a nudge fails within REDIS_TIMEOUT, or at once: the rows not nudged are marked
-    so, and the next beat tick enqueues them once the broker is back. The caller's request
-    does not fail or wait for it, and is not retried by its client (a retry is a duplicate)."""
+def enqueue_deliveries(delivery_ids: list[str], livemode: bool | None = None) -> None:
+    """Nudge a worker of the deliveries' mode per delivery (callers send only as many as the
+    endpoints have free places: bulkhead.Load.nudges_wanted); `livemode` None: read from the
+    rows. With the broker down, hung or known to be down (its breaker), a nudge fails within
+    REDIS_TIMEOUT, or at once: the rows not nudged are marked so, and the next beat tick
+    enqueues them once the broker is back. The caller's request does not fail or wait for it,
+    and is not retried by its client (a retry is a duplicate)."""
+    if livemode is None:
+        for mode, ids in delivery_ids_by_mode(delivery_ids).items():
+            enqueue_deliveries(ids, mode)
+        return
     for sent, delivery_id in enumerate(delivery_ids):
         try:
             # No publish retries: Celery's default policy would wait seconds in a web thread.
-            _broker.call(deliver.apply_async, (delivery_id,), retry=False)
+            _broker.call(
+                deliver.apply_async,
+                (delivery_id,),
+                {"livemode": livemode},
+                queue=QUEUES[livemode],
+                retry=False,
+            )
         except (OperationalError, Unavailable):
             deliveries_mark_not_enqueued(delivery_ids[sent:])
             log.info("broker unavailable: %d deliveries left to the beat tick", len(delivery_ids))
@@ -54,13 +68,15 @@ def dispatch_events(event_ids: list[str]) -> None:
     default_retry_delay=1,
     max_retries=int(ENQUEUED_GRACE.total_seconds()),
 )
-def deliver(delivery_id: str | None = None) -> None:
-    """The named delivery if it is still due, then whatever else is due: under load one
-    message drives many deliveries, and Celery's cost per message is most of a delivery's."""
+def deliver(delivery_id: str | None = None, livemode: bool = True) -> None:
+    """The named delivery if it is still due, then whatever else of its mode is due: under
+    load one message drives many deliveries, and Celery's cost per message is most of a
+    delivery's. (A message of an earlier release has no `livemode`: it drains live ones.)"""
     if delivery_id is not None:
         delivery_run(delivery_id)
-    if deliveries_drain():
-        deliver.delay()  # out of time with work left: a thread carries on after the queue
+    if deliveries_drain(livemode=livemode):
+        # Out of time with work left: a thread of the same pool carries on after the queue.
+        deliver.apply_async(kwargs={"livemode": livemode}, queue=QUEUES[livemode])
 
 
 @shared_task

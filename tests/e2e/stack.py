@@ -138,8 +138,9 @@ class Stack:
     def exits(self) -> list[str]:
         return [line for line in self.lines if EXIT_LINE.search(line)]
 
-    def wait_until_ready(self, workers_ready: int = 2) -> None:
-        """Every Procfile process up: the web answers, both Celery workers and beat started."""
+    def wait_until_ready(self, workers_ready: int = 3) -> None:
+        """Every Procfile process up: the web answers, the three Celery workers (default,
+        webhooks of live and of test mode) and beat started."""
 
         def ready() -> bool:
             assert self.process.poll() is None, "make run ended:\n" + self.output()

@@ -106,10 +106,11 @@ def answered_or_reset(stack: Stack) -> bool:
 
 
 def kill_the_webhook_worker(stack: Stack) -> None:
-    """SIGKILL the webhook worker: the supervisor names it and starts it again."""
+    """SIGKILL the webhook worker of test mode (the walk-through's payments are test-mode
+    ones): the supervisor names it and starts it again."""
     ready_before = stack.count(r"@\S+ ready\.")
-    os.kill(stack.supervised("webhooks"), signal.SIGKILL)
-    wait_for(lambda: stack.count(r"supervise: webhooks: EXITED unexpectedly") == 1, timeout=30)
+    os.kill(stack.supervised("webhooks-test"), signal.SIGKILL)
+    wait_for(lambda: stack.count(r"supervise: webhooks-test: EXITED unexpectedly") == 1, timeout=30)
     wait_for(lambda: stack.count(r"@\S+ ready\.") > ready_before, timeout=120)
 
 
@@ -203,7 +204,7 @@ def run_the_stack(mode: str, stack: Stack, receiver) -> None:
     assert set(delivered) == {"payment.created", "payment.captured"}
     assert_challenge_links_to_this_server(stack, api, keys)
 
-    expected_exits = ["webhooks"] if mode == "postgres+redis" else []
+    expected_exits = ["webhooks-test"] if mode == "postgres+redis" else []
     exited = [next(filter(None, EXIT_LINE.search(x).groups())) for x in stack.exits()]
     assert exited == expected_exits, stack.output()
     assert stack.process.poll() is None, stack.output()

@@ -21,7 +21,10 @@ def test_card_payment_is_delivered_as_signed_webhooks(receiver, ca_bundle):
     keys = merchant_create(name="Full Flow", email="owner@flow.test").keys["test"]
     secret_key, publishable_key = keys["secret"].secret, keys["publishable"].secret
     local_receivers = {"WEBHOOK_ALLOWED_NETWORKS": "127.0.0.0/8", "WEBHOOK_CA_BUNDLE": ca_bundle}
-    with web_server(**local_receivers) as base, celery_worker("webhooks", **local_receivers):
+    with (
+        web_server(**local_receivers) as base,
+        celery_worker("webhooks", "webhooks-test", **local_receivers),
+    ):
         api = f"{base}/v1"
         webhook_secret = register_endpoint(api, secret_key, receiver.url())
         (headers, pay), created = pay_with_test_card(api, secret_key, publishable_key)

@@ -17,9 +17,12 @@ import pytest
 import stripe
 import time_machine
 from django.core import mail
+from django.db import transaction
 from django.utils import timezone
 
+from config.celery import app
 from events.models import Event
+from events.services import emit
 from webhooks import transport
 from webhooks.attempts import deliveries_drain, delivery_attempt, delivery_run
 from webhooks.bulkhead import ENQUEUED_GRACE, LEASE, MAX_IN_FLIGHT_PER_ENDPOINT
@@ -27,8 +30,8 @@ from webhooks.claims import delivery_claim, due_delivery_ids
 from webhooks.fanout import events_fan_out
 from webhooks.models import Attempt, Delivery
 from webhooks.selectors import undispatched_event_ids
-from webhooks.services import endpoint_delete, endpoint_roll_secret
-from webhooks.tasks import deliver_due, dispatch_events
+from webhooks.services import endpoint_create, endpoint_delete, endpoint_roll_secret
+from webhooks.tasks import QUEUES, deliver_due, dispatch_events
 
 pytestmark = pytest.mark.django_db
 MAX_IN_FLIGHT = MAX_IN_FLIGHT_PER_ENDPOINT
@@ -248,7 +251,7 @@ def test_tls_verifies_the_host_name_not_the_address(receiver, merchant, emit_eve
     endpoint_create(merchant=merchant, livemode=False, url=receiver.url(host="127.0.0.1"))
     attempt = failing_run(receiver, fan_out_one(emit_event()))
     # Told apart from a refused connection only in the log (issue 20: no network mapping).
-    assert attempt.http_status is None and attempt.error == transport.CONNECTION_FAILED
+    assert attempt.http_status == 0 and attempt.error == transport.CONNECTION_FAILED
     assert receiver.requests == []
 
 
@@ -259,7 +262,7 @@ def test_the_url_is_checked_again_before_every_delivery(
     delivery_id = fan_out_one(emit_event())
     settings.WEBHOOK_ALLOWED_NETWORKS = []  # localhost now counts as internal again
     attempt = failing_run(receiver, delivery_id)
-    assert attempt.error.startswith("private_address") and attempt.http_status is None
+    assert attempt.error.startswith("private_address") and attempt.http_status == 0
     assert receiver.requests == [] and attempt.next_retry_at is not None
 
 
@@ -267,7 +270,7 @@ def test_a_dead_receiver_is_a_failed_attempt(receiver, endpoint_for, emit_event)
     endpoint_for(receiver)
     receiver.close()
     attempt = failing_run(receiver, fan_out_one(emit_event()))
-    assert attempt.http_status is None and attempt.error == transport.CONNECTION_FAILED
+    assert attempt.http_status == 0 and attempt.error == transport.CONNECTION_FAILED
 
 
 def test_deleting_the_endpoint_cancels_what_is_pending(receiver, endpoint_for, emit_event):
@@ -307,6 +310,62 @@ def test_a_stuck_endpoint_does_not_take_every_worker(receiver, endpoint_for, emi
 
     with time_machine.travel(timezone.now() + LEASE):  # the stuck workers' leases run out
         assert delivery_run(waiting).status == "delivered"
+
+
+def test_an_account_with_every_place_taken_waits_and_its_neighbours_do_not(
+    receiver, endpoint_for, emit_event, other_merchant, settings
+):
+    """issue 20: a merchant whose endpoints all hang took every worker thread, none of its
+    endpoints full. Its account (merchant and mode) has WEBHOOK_MAX_IN_FLIGHT_PER_ACCOUNT
+    places (12)."""
+    for _ in range(3):
+        endpoint_for(receiver)
+    events = [emit_event() for _ in range(5)]  # three deliveries each
+    deliveries = [fan_out_one_of(event) for event in events]
+    taken = [d for per_event in deliveries[:4] for d in per_event]
+    assert (
+        len(taken) == settings.WEBHOOK_MAX_IN_FLIGHT_PER_ACCOUNT
+    )  # four per endpoint: none of them full
+    for delivery_id in taken:
+        assert delivery_claim(delivery_id) is not None  # workers waiting on its receivers
+    waiting = deliveries[4][0]
+    assert delivery_claim(waiting) is None  # the account is full: it stays due, un-nudged
+    row = Delivery.objects.get(pk=waiting)
+    assert (row.attempt_count, row.claimed_until, row.enqueued_until) == (0, None, None)
+    assert row.next_attempt_at <= timezone.now()
+
+    endpoint_create(merchant=other_merchant, livemode=False, url=receiver.url())
+    with transaction.atomic():
+        neighbours = emit(
+            merchant=other_merchant, livemode=False, type="refund.created", obj=REFUND
+        )
+    (neighbour,) = fan_out_one_of(neighbours)
+    assert deliveries_drain(livemode=False) is False  # the neighbour's, none of the full one's
+    assert Delivery.objects.get(pk=neighbour).status == "delivered"
+    assert Delivery.objects.filter(status="delivered").count() == 1
+
+
+def test_each_nudge_goes_to_the_worker_pool_of_its_mode(receiver, endpoint_for, emit_event):
+    """Live and test deliveries have queues (and Procfile worker pools) of their own, so live
+    ones never wait behind test ones (issue 20)."""
+    endpoint_for(receiver)
+    endpoint_for(receiver, livemode=True)
+    with app.connection_for_write() as conn:
+        for queue in QUEUES.values():
+            conn.default_channel.queue_purge(queue)
+        events = [emit_event(), emit_event(), emit_event(livemode=True)]
+        # The sweeper's fan-out, whose nudges take their mode from the rows.
+        dispatch_events([event.id for event in events])
+        queued = {
+            livemode: conn.default_channel.queue_declare(queue).message_count
+            for livemode, queue in QUEUES.items()
+        }
+    assert queued == {True: 1, False: 2}
+
+
+def fan_out_one_of(event) -> list[str]:
+    events_fan_out([event.id])
+    return list(Delivery.objects.filter(event=event).order_by("id").values_list("pk", flat=True))
 
 
 def test_a_lost_nudge_is_recovered_by_the_sweeper(receiver, endpoint_for, emit_event):
@@ -368,13 +427,14 @@ def test_a_nudge_goes_on_to_whatever_is_due_except_to_full_endpoints(
         return [fan_out_one(emit_event("refund.created", REFUND)) for _ in range(count)]
 
     due = refunds(3)
-    assert deliveries_drain() is False  # nothing left that it may take
+    assert deliveries_drain(livemode=False) is False  # nothing left that it may take
     delivered = Delivery.objects.filter(status="delivered").values_list("pk", flat=True)
     assert sorted(delivered) == sorted(due)
     assert Delivery.objects.get(pk=payments[-1]).attempt_count == 0  # waits for a free place
 
     due = refunds(2)
-    assert deliveries_drain(seconds=0) is True  # out of time after one: the task nudges again
+    out_of_time = deliveries_drain(livemode=False, seconds=0)
+    assert out_of_time is True  # after one: the task nudges again
     assert Delivery.objects.filter(pk__in=due, status="delivered").count() == 1
 
 
@@ -399,7 +459,7 @@ def test_a_dripping_receiver_ends_as_a_timed_out_attempt(
     receiver.reply.drip = 0.05  # 2 s for the whole answer, no read waiting more than 0.05 s
     endpoint_for(receiver)
     attempt = delivery_run(fan_out_one(emit_event()))
-    assert attempt.status == "failed" and attempt.http_status is None
+    assert attempt.status == "failed" and attempt.http_status == 0
     assert attempt.error.startswith("timeout:")
     delivery = Delivery.objects.get(pk=attempt.delivery_id)
     assert delivery.claimed_until is None and delivery.status == "pending"  # the place is free
@@ -424,7 +484,7 @@ def test_a_secret_that_cannot_be_decrypted_is_a_failed_attempt(
     delivery_id = fan_out_one(emit_event())
     settings.SECRET_KEY = "rotated-" + settings.SECRET_KEY
     attempt = failing_run(receiver, delivery_id)
-    assert attempt.http_status is None and attempt.error.startswith("signing secret:")
+    assert attempt.http_status == 0 and attempt.error.startswith("signing secret:")
     assert "WEBHOOK_ENCRYPTION_KEYS" in attempt.error
     assert receiver.requests == []  # nothing is sent unsigned
     delivery = Delivery.objects.get(pk=delivery_id)

@@ -9,7 +9,12 @@ import pytest
 from django.db import connection
 from django.utils import timezone
 
-from webhooks.bulkhead import LEASE, MAX_IN_FLIGHT_PER_ENDPOINT, Load
+from webhooks.bulkhead import (
+    LEASE,
+    MAX_IN_FLIGHT_PER_ENDPOINT,
+    Load,
+    Recorded,
+)
 from webhooks.models import Attempt, Delivery
 from webhooks.services import endpoint_create
 from webhooks.statements import portable, postgresql
@@ -33,8 +38,8 @@ def now():
 
 @pytest.fixture
 def new_endpoint(merchant):
-    def make():
-        return endpoint_create(merchant=merchant, livemode=False, url=URL).endpoint
+    def make(owner=None, *, livemode=False):
+        return endpoint_create(merchant=owner or merchant, livemode=livemode, url=URL).endpoint
 
     return make
 
@@ -80,20 +85,52 @@ def test_claim_next_takes_the_oldest_due_and_skips_full_endpoints(
     newer = new_delivery(free, next_attempt_at=now - SECOND)
     older = new_delivery(free, next_attempt_at=now - 2 * SECOND)
     new_delivery(free, next_attempt_at=now + SECOND)  # not due
-    assert backend.claim_next(now, now + LEASE).id == older.id
-    assert backend.claim_next(now, now + LEASE).id == newer.id
-    assert backend.claim_next(now, now + LEASE) is None
+    assert backend.claim_next(now, now + LEASE, False).id == older.id
+    assert backend.claim_next(now, now + LEASE, False).id == newer.id
+    assert backend.claim_next(now, now + LEASE, False) is None
 
 
-def test_in_flight_counts_the_endpoints_leases_but_one(backend, new_delivery, new_endpoint, now):
-    endpoint = new_endpoint()
+def test_claim_next_takes_only_its_mode(backend, new_delivery, new_endpoint, now):
+    """Live and test deliveries have worker pools of their own (issue 20: a test-mode
+    endpoint that hangs delayed live webhooks)."""
+    test = new_delivery(new_endpoint(), next_attempt_at=now - 2 * SECOND)  # the oldest
+    live = new_delivery(new_endpoint(livemode=True), next_attempt_at=now - SECOND)
+    assert backend.claim_next(now, now + LEASE, True).id == live.id
+    assert backend.claim_next(now, now + LEASE, True) is None
+    assert backend.claim_next(now, now + LEASE, False).id == test.id
+
+
+def test_claim_next_skips_accounts_with_every_place_taken(
+    backend, new_delivery, new_endpoint, other_merchant, now, settings
+):
+    """issue 20: one merchant's hanging endpoints took every worker thread. An account (a
+    merchant in one mode) has WEBHOOK_MAX_IN_FLIGHT_PER_ACCOUNT places across its
+    endpoints."""
+    noisy = [new_endpoint() for _ in range(3)]  # none full: 12 places over three endpoints
+    for n in range(settings.WEBHOOK_MAX_IN_FLIGHT_PER_ACCOUNT):
+        new_delivery(noisy[n % 3], claimed_until=now + LEASE)
+    new_delivery(noisy[0], next_attempt_at=now - 2 * SECOND)  # oldest, its account is full
+    new_delivery(new_endpoint(livemode=True), next_attempt_at=now - 2 * SECOND)  # other mode
+    neighbour = new_delivery(new_endpoint(other_merchant), next_attempt_at=now - SECOND)
+    assert backend.claim_next(now, now + LEASE, False).id == neighbour.id
+    assert backend.claim_next(now, now + LEASE, False) is None
+    assert backend.claim_next(now, now + LEASE, True) is not None  # its live account is apart
+
+
+def test_in_flight_counts_the_endpoints_and_the_accounts_leases_but_one(
+    backend, new_delivery, new_endpoint, other_merchant, now
+):
+    endpoint, sibling = new_endpoint(), new_endpoint()
     mine = new_delivery(endpoint, claimed_until=now + LEASE)
     new_delivery(endpoint, claimed_until=now + 2 * SECOND)
     new_delivery(endpoint, claimed_until=now + LEASE)
     new_delivery(endpoint, claimed_until=now - SECOND)  # ran out
-    new_delivery(claimed_until=now + SECOND)  # another endpoint's
-    assert backend.in_flight(endpoint.id, now, excluding=mine.id) == Load(2, now + 2 * SECOND)
-    assert backend.in_flight(new_endpoint().id, now, excluding=mine.id) == Load(0, None)
+    new_delivery(sibling, claimed_until=now + SECOND)  # the same account's
+    new_delivery(new_endpoint(livemode=True), claimed_until=now + SECOND)  # the other mode's
+    new_delivery(new_endpoint(other_merchant), claimed_until=now + SECOND)  # another account's
+    assert backend.in_flight(mine, now) == (Load(2, now + 2 * SECOND), Load(3, now + SECOND))
+    alone = new_delivery(new_endpoint(other_merchant), claimed_until=now + LEASE)
+    assert backend.in_flight(alone, now) == (Load(0, None), Load(1, now + SECOND))
 
 
 def test_loads_count_leases_and_live_nudges_per_endpoint(backend, new_delivery, new_endpoint, now):
@@ -128,7 +165,8 @@ def test_record_stores_the_attempt_and_the_deliverys_next_state(backend, new_del
     delivery = new_delivery(claimed_until=now + LEASE, enqueued_until=now + SECOND)
     retry_at = now + 10 * SECOND
     attempt = attempt_of(delivery, 1, retry_at)
-    assert backend.record(attempt, Delivery.Status.PENDING, now) is False
+    recorded = backend.record(attempt, Delivery.Status.PENDING, now, now + LEASE)
+    assert recorded == Recorded(stored=True, newly_dead=False)
     assert Attempt.objects.get(pk=attempt.id).response_body == "no"
     stored = Delivery.objects.get(pk=delivery.id)
     assert (stored.status, stored.attempt_count, stored.next_attempt_at) == ("pending", 1, retry_at)
@@ -138,8 +176,26 @@ def test_record_stores_the_attempt_and_the_deliverys_next_state(backend, new_del
 
 def test_record_sets_the_events_dead_letter_once(backend, new_delivery, new_endpoint, now):
     first = new_delivery(claimed_until=now + LEASE)
-    second = Delivery.objects.create(event=first.event, endpoint=new_endpoint())
-    assert backend.record(attempt_of(first, 1, None), Delivery.Status.DEAD_LETTERED, now)
-    assert not backend.record(attempt_of(second, 1, None), Delivery.Status.DEAD_LETTERED, now)
+    second = Delivery.objects.create(
+        event=first.event, endpoint=new_endpoint(), claimed_until=now + LEASE
+    )
+    dead = Delivery.Status.DEAD_LETTERED
+    assert backend.record(attempt_of(first, 1, None), dead, now, now + LEASE).newly_dead
+    assert not backend.record(attempt_of(second, 1, None), dead, now, now + LEASE).newly_dead
     assert Delivery.objects.get(pk=first.id).status == "dead_lettered"
     assert Delivery.objects.get(pk=first.id).event.dead_lettered_at == now
+
+
+def test_record_writes_nothing_once_the_lease_is_someone_elses(backend, new_delivery, now):
+    """A holder whose lease ran out, and was taken over by another worker, records nothing:
+    the new holder records that attempt number, once (issue 20: the second record failed on
+    the unique attempt number, a 500 from simulate-webhook)."""
+    taken_over = now + LEASE + 30 * SECOND
+    delivery = new_delivery(claimed_until=taken_over)
+    dead = Delivery.Status.DEAD_LETTERED
+    recorded = backend.record(attempt_of(delivery, 1, None), dead, now, now + LEASE)
+    assert recorded == Recorded(stored=False, newly_dead=False)
+    assert not Attempt.objects.exists()
+    stored = Delivery.objects.get(pk=delivery.id)
+    assert (stored.status, stored.attempt_count, stored.claimed_until) == ("pending", 0, taken_over)
+    assert stored.event.dead_lettered_at is None

@@ -26,6 +26,8 @@ from tests.e2e.processes import test_database_url as database_url
 from tests.payments.support import APPROVED, created
 from tests.sick import FORWARD, Proxy
 from tests.webhooks.conftest import payment_object
+from tests.webhooks.receiver import Receiver
+from webhooks import tasks
 from webhooks.attempts import delivery_run
 from webhooks.bulkhead import ENQUEUED_GRACE, LEASE
 from webhooks.claims import due_delivery_ids
@@ -41,24 +43,29 @@ pytestmark = [
 ]
 
 
+# The events here are test-mode ones: the worker consumes the test pool's queue too.
+QUEUES = tuple(tasks.QUEUES.values())
+
+
 def purge_webhooks_queue() -> None:
     with app.connection_for_write() as conn:
-        conn.default_channel.queue_purge("webhooks")
+        for queue in QUEUES:
+            conn.default_channel.queue_purge(queue)
 
 
 @pytest.fixture
 def worker(loopback_allowed, ca_bundle):
     purge_webhooks_queue()
     with celery_worker(
-        "webhooks", WEBHOOK_ALLOWED_NETWORKS="127.0.0.0/8", WEBHOOK_CA_BUNDLE=ca_bundle
+        *QUEUES, WEBHOOK_ALLOWED_NETWORKS="127.0.0.0/8", WEBHOOK_CA_BUNDLE=ca_bundle
     ) as process:
         yield process
 
 
-def emit_committed(merchant):
+def emit_committed(merchant, livemode=False):
     with transaction.atomic():
         return emit(
-            merchant=merchant, livemode=False, type="payment.captured", obj=payment_object()
+            merchant=merchant, livemode=livemode, type="payment.captured", obj=payment_object()
         )
 
 
@@ -71,6 +78,31 @@ def test_a_committed_event_reaches_the_receiver_through_the_worker(
     assert receiver.requests[0].headers["Service-Event-Id"] == event.id
     wait_for(lambda: Attempt.objects.filter(event_id=event.id).exists())
     assert Delivery.objects.get(event_id=event.id).status == "delivered"
+
+
+def test_live_deliveries_never_wait_behind_hanging_test_ones(
+    loopback_allowed, ca_bundle, webhook_ca, receiver, endpoint_for, merchant
+):
+    """issue 20: a test-mode endpoint that never answers took the worker's threads, and live
+    webhooks waited 22-40 s. Two pools, as in the Procfile: every thread of the test pool
+    hangs on the test-mode receiver, and the live pool delivers a live event at once."""
+    purge_webhooks_queue()
+    receiver.reply.hold = True  # the test-mode endpoint hangs
+    live_receiver = Receiver(webhook_ca)
+    env = {"WEBHOOK_ALLOWED_NETWORKS": "127.0.0.0/8", "WEBHOOK_CA_BUNDLE": ca_bundle}
+    try:
+        with celery_worker(tasks.QUEUES[True], **env), celery_worker(tasks.QUEUES[False], **env):
+            endpoint_for(receiver)
+            endpoint_for(live_receiver, livemode=True)
+            for _ in range(4):  # more than the test pool's two threads
+                emit_committed(merchant)
+            wait_for(lambda: len(receiver.requests) == 2)  # both of its threads hang
+            live = emit_committed(merchant, livemode=True)
+            wait_for(lambda: len(live_receiver.requests) == 1, timeout=5)  # not after 10 s
+            assert live_receiver.requests[0].headers["Service-Event-Id"] == live.id
+            receiver.release.set()
+    finally:
+        live_receiver.close()
 
 
 def test_a_worker_killed_mid_delivery_does_not_lose_it(worker, receiver, endpoint_for, merchant):
@@ -105,7 +137,7 @@ def test_a_nudge_that_finds_the_database_down_is_delivered_soon_after_it_returns
     purge_webhooks_queue()
     database = Proxy(database_url())
     with celery_worker(
-        "webhooks",
+        *QUEUES,
         DATABASE_URL=database.url,
         WEBHOOK_ALLOWED_NETWORKS="127.0.0.0/8",
         WEBHOOK_CA_BUNDLE=ca_bundle,
@@ -133,7 +165,7 @@ def test_the_worker_outlives_its_broker_dying_with_deliveries_in_flight(
     purge_webhooks_queue()
     broker = Proxy(settings.REDIS_URL)
     with celery_worker(
-        "webhooks",
+        *QUEUES,
         REDIS_URL=broker.url,
         WEBHOOK_ALLOWED_NETWORKS="127.0.0.0/8",
         WEBHOOK_CA_BUNDLE=ca_bundle,

@@ -3,14 +3,15 @@ the endpoints' load, the record), one module per database backend behind one int
 
 - `claim(delivery_id, now, lease)` -> the delivery, leased until `lease`, with its event and
   endpoint loaded; None when it is not claimable;
-- `claim_next(now, lease)` -> the same for the oldest claimable delivery of an endpoint with a
-  free place;
-- `in_flight(endpoint_id, now, excluding)` -> the endpoint's `Load` (no nudges counted)
-  without `excluding`'s lease;
+- `claim_next(now, lease, livemode)` -> the same for the oldest claimable delivery of that
+  mode whose endpoint and account (its merchant in that mode) both have a free place;
+- `in_flight(delivery, now)` -> the `Load` (no nudges counted) of the delivery's endpoint and
+  of its account, without the delivery's own lease;
 - `loads(endpoint_ids, now)` -> {endpoint id: `Load`} for those with anything in flight or
   nudged;
-- `record(attempt, status, now)` -> stores the attempt, the delivery's new state and, the
-  first time one of its event's deliveries dies, the event's dead letter; True if it set that.
+- `record(attempt, status, now, lease)` -> stores the attempt, the delivery's new state and,
+  the first time one of its event's deliveries dies, the event's dead letter, all only if the
+  delivery is still leased until `lease` (the caller's claim); a `Recorded`.
 
 `postgresql.py` writes each as one hand-written statement (every attempt runs three of them,
 so their ORM compilation would cost more CPU than running them); `portable.py` is the ORM,

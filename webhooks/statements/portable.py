@@ -4,11 +4,16 @@ timestamp as text, which the ORM converts. Without SKIP LOCKED two threads may p
 next delivery; the conditional update lets one of them have it, and the other's drain stops
 (the beat tick carries on)."""
 
+from django.conf import settings
 from django.db import transaction
 from django.db.models import Count, Min, Q
 
 from events.models import Event
-from webhooks.bulkhead import MAX_IN_FLIGHT_PER_ENDPOINT, Load
+from webhooks.bulkhead import (
+    MAX_IN_FLIGHT_PER_ENDPOINT,
+    Load,
+    Recorded,
+)
 from webhooks.models import Attempt, Delivery
 
 
@@ -18,22 +23,45 @@ def claim(delivery_id: str, now, lease) -> Delivery | None:
     return Delivery.objects.select_related("event", "endpoint").get(pk=delivery_id)
 
 
-def claim_next(now, lease) -> Delivery | None:
-    full = (
-        Delivery.objects.in_flight(now)
-        .values("endpoint_id")
+def claim_next(now, lease, livemode: bool) -> Delivery | None:
+    leased = Delivery.objects.in_flight(now).filter(endpoint__livemode=livemode)
+    full_endpoints = (
+        leased.values("endpoint_id")
         .annotate(n=Count("pk"))
         .filter(n__gte=MAX_IN_FLIGHT_PER_ENDPOINT)
         .values("endpoint_id")
     )
-    claimable = Delivery.objects.claimable(now).exclude(endpoint_id__in=full)
+    full_accounts = (
+        leased.values("endpoint__merchant_id")
+        .annotate(n=Count("pk"))
+        .filter(n__gte=settings.WEBHOOK_MAX_IN_FLIGHT_PER_ACCOUNT)
+        .values("endpoint__merchant_id")
+    )
+    claimable = (
+        Delivery.objects.claimable(now)
+        .filter(endpoint__livemode=livemode)
+        .exclude(endpoint_id__in=full_endpoints)
+        .exclude(endpoint__merchant_id__in=full_accounts)
+    )
     delivery_id = claimable.order_by("next_attempt_at").values_list("pk", flat=True).first()
     return None if delivery_id is None else claim(delivery_id, now, lease)
 
 
-def in_flight(endpoint_id: str, now, excluding: str) -> Load:
-    leased = Delivery.objects.in_flight(now).filter(endpoint_id=endpoint_id).exclude(pk=excluding)
-    return Load(*leased.aggregate(Count("pk"), Min("claimed_until")).values())
+def in_flight(delivery: Delivery, now) -> tuple[Load, Load]:
+    endpoint = delivery.endpoint
+    leased = (
+        Delivery.objects.in_flight(now)
+        .filter(endpoint__merchant_id=endpoint.merchant_id, endpoint__livemode=endpoint.livemode)
+        .exclude(pk=delivery.pk)
+    )
+    mine = Q(endpoint_id=endpoint.id)
+    row = leased.aggregate(
+        n=Count("pk", filter=mine),
+        oldest=Min("claimed_until", filter=mine),
+        account_n=Count("pk"),
+        account_oldest=Min("claimed_until"),
+    )
+    return Load(row["n"], row["oldest"]), Load(row["account_n"], row["account_oldest"])
 
 
 def loads(endpoint_ids: list[str], now) -> dict[str, Load]:
@@ -53,14 +81,17 @@ def loads(endpoint_ids: list[str], now) -> dict[str, Load]:
 
 
 @transaction.atomic
-def record(attempt: Attempt, status: str, now) -> bool:
-    attempt.save(force_insert=True)
-    Delivery.objects.filter(pk=attempt.delivery_id).update(
+def record(attempt: Attempt, status: str, now, lease) -> Recorded:
+    mine = Delivery.objects.filter(pk=attempt.delivery_id, claimed_until=lease)
+    if not mine.update(
         status=status,
         attempt_count=attempt.attempt,
         next_attempt_at=attempt.next_retry_at,
         claimed_until=None,
         enqueued_until=None,
-    )
+    ):
+        return Recorded(stored=False, newly_dead=False)
+    attempt.save(force_insert=True)
     dead = Event.objects.filter(pk=attempt.event_id, dead_lettered_at__isnull=True)
-    return status == Delivery.Status.DEAD_LETTERED and bool(dead.update(dead_lettered_at=now))
+    dies = status == Delivery.Status.DEAD_LETTERED
+    return Recorded(stored=True, newly_dead=dies and bool(dead.update(dead_lettered_at=now)))

@@ -8,11 +8,16 @@ here once each as SQL."""
 
 from functools import cache
 
+from django.conf import settings
 from django.db import connection
 
 from api.rows import Columns, ModelRows, insert_sql, instance_values, mark_stored
 from events.models import Event
-from webhooks.bulkhead import MAX_IN_FLIGHT_PER_ENDPOINT, Load
+from webhooks.bulkhead import (
+    MAX_IN_FLIGHT_PER_ENDPOINT,
+    Load,
+    Recorded,
+)
 from webhooks.models import Attempt, Delivery, WebhookEndpoint
 
 PENDING = Delivery.Status.PENDING
@@ -22,9 +27,9 @@ _ENDPOINT_ROWS = ModelRows(WebhookEndpoint, "w")
 
 
 @cache
-def _conditions() -> tuple[str, str]:
+def _conditions(alias: str | None = None) -> tuple[str, str]:
     """DeliveryQuerySet.in_flight and .claimable, on %(pending)s and %(now)s."""
-    d = Columns(Delivery)
+    d = Columns(Delivery, alias)
     in_flight = f"{d.status} = %(pending)s AND {d.claimed_until} > %(now)s"
     claimable = (
         f"{d.status} = %(pending)s AND {d.next_attempt_at} <= %(now)s"
@@ -59,14 +64,29 @@ def _claim_sql() -> str:
 
 @cache
 def _claim_next_sql() -> str:
-    d = Columns(Delivery)
-    in_flight, claimable = _conditions()
-    return _claimed_sql(f"""full_endpoints AS (
-            SELECT {d.endpoint} FROM {d.table} WHERE {in_flight}
-            GROUP BY {d.endpoint} HAVING count(*) >= %(places)s
+    """The oldest due delivery of the mode whose endpoint and account (merchant and mode) both
+    have a free place. The leases live now are a range read of a small index (the
+    `delivery_leased` partial index), joined to their endpoints for the account; a candidate's
+    own endpoint row (one index probe) tells its mode and account."""
+    d, dl, w = Columns(Delivery), Columns(Delivery, "dl"), Columns(WebhookEndpoint, "w")
+    in_flight, _ = _conditions("dl")
+    _, claimable = _conditions()
+    return _claimed_sql(f"""leased AS (
+            SELECT {dl.endpoint} AS endpoint, {w.merchant} AS merchant
+            FROM {dl.table} dl JOIN {w.table} w ON {w.id} = {dl.endpoint}
+            WHERE {in_flight} AND {w.livemode} = %(livemode)s
+        ), full_endpoints AS (
+            SELECT endpoint FROM leased GROUP BY endpoint HAVING count(*) >= %(places)s
+        ), full_accounts AS (
+            SELECT merchant FROM leased GROUP BY merchant HAVING count(*) >= %(account_places)s
         ), next AS (
             SELECT {d.id} FROM {d.table}
             WHERE {claimable} AND {d.endpoint} NOT IN (SELECT * FROM full_endpoints)
+                AND EXISTS (
+                    SELECT FROM {w.table} w
+                    WHERE {w.id} = {d.table}.{d.endpoint} AND {w.livemode} = %(livemode)s
+                        AND {w.merchant} NOT IN (SELECT * FROM full_accounts)
+                )
             ORDER BY {d.next_attempt_at} LIMIT 1
             FOR UPDATE SKIP LOCKED
         ), d AS (
@@ -80,8 +100,14 @@ def claim(delivery_id: str, now, lease) -> Delivery | None:
     return _fetch_claimed(_claim_sql(), {"id": delivery_id, "now": now, "lease": lease})
 
 
-def claim_next(now, lease) -> Delivery | None:
-    params = {"now": now, "lease": lease, "places": MAX_IN_FLIGHT_PER_ENDPOINT}
+def claim_next(now, lease, livemode: bool) -> Delivery | None:
+    params = {
+        "now": now,
+        "lease": lease,
+        "livemode": livemode,
+        "places": MAX_IN_FLIGHT_PER_ENDPOINT,
+        "account_places": settings.WEBHOOK_MAX_IN_FLIGHT_PER_ACCOUNT,
+    }
     return _fetch_claimed(_claim_next_sql(), params)
 
 
@@ -99,19 +125,30 @@ def _fetch_claimed(sql: str, params: dict) -> Delivery | None:
 
 @cache
 def _in_flight_sql() -> str:
-    d = Columns(Delivery)
-    in_flight, _ = _conditions()
+    dl, w = Columns(Delivery, "dl"), Columns(WebhookEndpoint, "w")
+    in_flight, _ = _conditions("dl")
+    mine = f"FILTER (WHERE {dl.endpoint} = %(endpoint)s)"
     return f"""
-        SELECT count(*), min({d.claimed_until}) FROM {d.table}
-        WHERE {d.endpoint} = %(endpoint)s AND {in_flight} AND {d.id} <> %(excluding)s
+        SELECT count(*) {mine}, min({dl.claimed_until}) {mine}, count(*), min({dl.claimed_until})
+        FROM {dl.table} dl JOIN {w.table} w ON {w.id} = {dl.endpoint}
+        WHERE {in_flight} AND {dl.id} <> %(excluding)s
+            AND {w.merchant} = %(merchant)s AND {w.livemode} = %(livemode)s
     """
 
 
-def in_flight(endpoint_id: str, now, excluding: str) -> Load:
-    params = {"endpoint": endpoint_id, "pending": PENDING, "now": now, "excluding": excluding}
+def in_flight(delivery: Delivery, now) -> tuple[Load, Load]:
+    params = {
+        "endpoint": delivery.endpoint_id,
+        "merchant": delivery.endpoint.merchant_id,
+        "livemode": delivery.endpoint.livemode,
+        "pending": PENDING,
+        "now": now,
+        "excluding": delivery.pk,
+    }
     with connection.cursor() as cursor:
         cursor.execute(_in_flight_sql(), params)
-        return Load(*cursor.fetchone())
+        endpoint_n, endpoint_oldest, account_n, account_oldest = cursor.fetchone()
+    return Load(endpoint_n, endpoint_oldest), Load(account_n, account_oldest)
 
 
 @cache
@@ -141,28 +178,36 @@ def loads(endpoint_ids: list[str], now) -> dict[str, Load]:
 
 @cache
 def _record_sql(insert: str) -> str:
-    """The attempt (`insert`), the delivery's next state and, the first time one of the
-    event's deliveries dies, the event's dead letter. Returns 1 when it set that dead letter."""
+    """The delivery's next state, only while the caller still holds its lease (`mine`); then
+    the attempt (`insert`, a SELECT from `mine`, so nothing is written without it) and, the
+    first time one of the event's deliveries dies, the event's dead letter. Returns whether it
+    was stored, and whether it set that dead letter."""
     d, e = Columns(Delivery), Columns(Event)
     return f"""
-        WITH attempt AS ({insert}),
+        WITH mine AS (
+            UPDATE {d.table} SET {d.status} = %s, {d.attempt_count} = %s,
+                {d.next_attempt_at} = %s, {d.claimed_until} = NULL, {d.enqueued_until} = NULL
+            WHERE {d.id} = %s AND {d.claimed_until} = %s
+            RETURNING 1
+        ),
+        attempt AS ({insert}),
         dead AS (
             UPDATE {e.table} SET {e.dead_lettered_at} = %s
-            WHERE {e.id} = %s AND %s AND {e.dead_lettered_at} IS NULL RETURNING 1
+            WHERE {e.id} = %s AND %s AND {e.dead_lettered_at} IS NULL
+                AND EXISTS (SELECT FROM mine)
+            RETURNING 1
         )
-        UPDATE {d.table} SET {d.status} = %s, {d.attempt_count} = %s,
-            {d.next_attempt_at} = %s, {d.claimed_until} = NULL, {d.enqueued_until} = NULL
-        WHERE {d.id} = %s
-        RETURNING (SELECT count(*) FROM dead)
+        SELECT (SELECT count(*) FROM mine), (SELECT count(*) FROM dead)
     """
 
 
-def record(attempt: Attempt, status: str, now) -> bool:
-    insert, params = insert_sql(Attempt, [instance_values(attempt)])
+def record(attempt: Attempt, status: str, now, lease) -> Recorded:
+    delivery = [status, attempt.attempt, attempt.next_retry_at, attempt.delivery_id, lease]
+    insert, params = insert_sql(Attempt, [instance_values(attempt)], select_tail="FROM mine")
     dies = status == Delivery.Status.DEAD_LETTERED
-    params += [now, attempt.event_id, dies, status, attempt.attempt, attempt.next_retry_at]
     with connection.cursor() as cursor:
-        cursor.execute(_record_sql(insert), [*params, attempt.delivery_id])
-        (newly_dead,) = cursor.fetchone()
-    mark_stored(attempt)
-    return bool(newly_dead)
+        cursor.execute(_record_sql(insert), [*delivery, *params, now, attempt.event_id, dies])
+        stored, newly_dead = cursor.fetchone()
+    if stored:
+        mark_stored(attempt)
+    return Recorded(bool(stored), bool(newly_dead))
