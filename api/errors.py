@@ -10,6 +10,8 @@ from rest_framework import exceptions as drf
 from rest_framework.response import Response
 from rest_framework.settings import api_settings
 
+from api import metrics
+
 
 class ServiceError(Exception):
     """Base of every failure the API reports. Subclasses fix `status` and `type`."""
@@ -143,6 +145,7 @@ def exception_handler(exc, context):
     error = as_service_error(exc, request)
     if error is None:
         return None  # unknown: re-raised, and RequestIdMiddleware answers 500 in the envelope
+    metrics.error_answered(error, request)
     return Response(
         error.envelope(getattr(request, "request_id", None)),
         status=error.status,
