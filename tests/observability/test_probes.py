@@ -137,13 +137,16 @@ from django.test import Client
 client = Client()
 ready = client.get("/readyz", HTTP_ACCEPT="application/json")
 alive = client.get("/healthz").status_code
-print(json.dumps([alive, ready.status_code, json.loads(ready.content)]))
+scraped = client.get("/metrics")
+up = [line for line in scraped.content.decode().splitlines() if line.startswith("svc_metrics_coll")]
+print(json.dumps([alive, ready.status_code, json.loads(ready.content), scraped.status_code, up]))
 """
 
 
 @pytest.mark.postgres
 def test_not_ready_when_the_database_does_not_answer_but_alive():
-    """A process whose PostgreSQL is a closed port: alive, not ready, and says why."""
+    """A process whose PostgreSQL is a closed port: alive, not ready, and says why; /metrics
+    still answers, each database collector reported down."""
     env = {
         **os.environ,
         "DJANGO_SETTINGS_MODULE": "config.settings_test",
@@ -159,8 +162,12 @@ def test_not_ready_when_the_database_does_not_answer_but_alive():
         timeout=60,
         check=True,
     )
-    healthz, readyz, report = json.loads(result.stdout.splitlines()[-1])
-    assert (healthz, readyz) == (200, 503)
+    healthz, readyz, report, metrics, collectors = json.loads(result.stdout.splitlines()[-1])
+    assert (healthz, readyz, metrics) == (200, 503, 200)
+    assert collectors == [
+        'svc_metrics_collector_up{collector="webhook_backlog"} 0.0',
+        'svc_metrics_collector_up{collector="beat_task_runs"} 0.0',
+    ]
     assert set(failing(report)) == {
         "Database(alias='default')",
         "Migrations()",
