@@ -44,6 +44,15 @@ ensure_chromium() {  # tests/browser drive Debian's Chromium (Playwright downloa
     || { echo "FATAL: Chromium is not installed and apt-get could not install it" >&2; exit 1; }
 }
 
+ensure_prometheus() {  # tests/e2e/test_prometheus.py: Debian's prometheus scrapes the service
+  command -v prometheus >/dev/null && return 0
+  [ "${CI:-}" = "true" ] || return 0  # elsewhere the test is skipped, and says why
+  echo "Prometheus is absent: installing Debian's prometheus for the metrics test."
+  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq prometheus; } >&2 || true
+  command -v prometheus >/dev/null \
+    || { echo "FATAL: prometheus is not installed and apt-get could not install it" >&2; exit 1; }
+}
+
 DB_URL="${DATABASE_URL:-$PG_URL_DEFAULT}"
 BROKER_URL="${REDIS_URL:-$REDIS_URL_DEFAULT}"
 
@@ -66,6 +75,7 @@ fi
 echo "test database: ${DATABASE_URL:-embedded SQLite}; broker: ${REDIS_URL:-embedded filesystem}"
 
 ensure_chromium
+ensure_prometheus
 .venv/bin/ruff check .
 .venv/bin/ruff format --check .
 .venv/bin/lint-imports
