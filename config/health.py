@@ -6,8 +6,9 @@ READINESS_CHECK_TIMEOUT: the database answers and has every migration this code 
 broker answers; beat sent a scheduled task within READINESS_BEAT_MAX_AGE; the oldest due webhook
 delivery is not later than READINESS_WEBHOOK_MAX_AGE. 200 when all pass, 503 otherwise; the
 body names each check and what failed (`?format=json` or `Accept: application/json`).
-Draining needs no check: on SIGTERM granian closes its listening socket at once and finishes
-the requests it holds, so a probe sent after it is refused (tests/e2e/test_draining.py).
+Draining: on SIGTERM granian's workers close their listening socket and finish the requests
+they hold, so a later probe is refused; a worker that still answers says 503 (config/draining.py,
+tests/e2e/test_draining.py).
 """
 
 import contextlib
@@ -33,7 +34,7 @@ from health_check.exceptions import ServiceUnavailable
 from health_check.views import HealthCheckView
 from redis.asyncio import Redis as AsyncRedis
 
-from config import beatruns
+from config import beatruns, draining
 from webhooks import metrics as webhook_metrics
 
 log = logging.getLogger(__name__)
@@ -118,8 +119,17 @@ class Webhooks(_Bounded, HealthCheck):
             raise ServiceUnavailable(f"the oldest due webhook delivery is {age:.0f} s late")
 
 
+@dataclasses.dataclass
+class Draining(HealthCheck):
+    """This process got SIGTERM and is finishing what it holds (config/draining.py)."""
+
+    def run(self):
+        if draining.DRAINING.is_set():
+            raise ServiceUnavailable("shutting down: finishing the requests in flight")
+
+
 def readiness_checks() -> list:
-    found: list = [Database, Migrations]
+    found: list = [Draining, Database, Migrations]
     if settings.REDIS_URL:
         url, options = settings.REDIS_URL, settings.REDIS_CLIENT_OPTIONS
         found.append((BrokerRedis, {"client_factory": lambda: AsyncRedis.from_url(url, **options)}))

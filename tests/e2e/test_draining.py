@@ -3,10 +3,15 @@ finishes. granian's main process passes SIGTERM to its workers, which close thei
 socket at once and finish what they hold (config/health.py), so a load balancer's next probe
 is refused, never answered 200, and nothing in flight is lost."""
 
+import contextlib
+import ctypes
+import os
+import platform
 import signal
 import subprocess
 import threading
 import time
+from pathlib import Path
 
 import pytest
 import requests
@@ -24,16 +29,17 @@ from tests.e2e.processes import (
     wait_for,
     wait_until_serving,
 )
+from tests.e2e.stack import children
 
 pytestmark = [pytest.mark.e2e, pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 SLOW_MS = 3000  # the simulated issuer's wait: the request in flight when SIGTERM arrives
 
 
-def granian(port: int) -> subprocess.Popen:
+def granian(port: int, workers: int = 2) -> subprocess.Popen:
     """The web server as the Procfile starts it (two workers)."""
     return subprocess.Popen(
         [str(VENV_BIN / "granian"), "--interface", "wsgi", "--host", "127.0.0.1"]
-        + ["--port", str(port), "--workers", "2", "--blocking-threads", "4", "--no-ws"]
+        + ["--port", str(port), "--workers", str(workers), "--blocking-threads", "4", "--no-ws"]
         + ["config.wsgi:application"],
         cwd=ROOT,
         env=service_env(),
@@ -98,3 +104,33 @@ def test_after_sigterm_no_probe_is_ready_and_the_request_in_flight_completes():
         if server.poll() is None:
             server.kill()
             server.wait(10)
+
+
+TGKILL = {"x86_64": 234, "aarch64": 131}  # syscall numbers: a signal to one thread of a process
+
+
+def test_a_sigterm_that_lands_on_another_thread_still_stops_the_worker():
+    """The kernel delivers a process's SIGTERM to any of its threads. One that landed on a
+    thread of granian's runtime left the worker serving, and answering ready, forever (granian
+    2.8.7 handles it only in the main thread, which sleeps): config/draining.py passes it on."""
+    if platform.machine() not in TGKILL:
+        pytest.skip(f"tgkill's syscall number is not known here ({platform.machine()})")
+    beatruns.record("webhooks.tasks.deliver_due", last_sent_at=timezone.now())
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    server, worker = granian(port, workers=1), None
+    try:
+        wait_until_serving(base, server)
+        assert probe(f"{base}/readyz") == 200
+        (worker,) = children(server.pid)
+        tasks = sorted(int(task.name) for task in Path(f"/proc/{worker}/task").iterdir())
+        thread = next(tid for tid in tasks if tid != worker)  # any but the main thread
+        libc = ctypes.CDLL(None, use_errno=True)
+        assert libc.syscall(TGKILL[platform.machine()], worker, thread, signal.SIGTERM) == 0
+        wait_for(lambda: probe(f"{base}/readyz") == "refused", timeout=10)
+    finally:
+        server.kill()
+        server.wait(10)
+        if worker is not None:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(worker, signal.SIGKILL)
