@@ -11,8 +11,16 @@ import requests
 
 from accounts.services import merchant_create
 from tests.e2e.flow import bearer, pay_with_test_card, register_endpoint
-from tests.e2e.monitoring import celery_beat, eventually, prometheus, prometheus_or_skip, scalar
+from tests.e2e.monitoring import (
+    celery_beat,
+    eventually,
+    prometheus,
+    prometheus_or_skip,
+    promql,
+    scalar,
+)
 from tests.e2e.processes import celery_worker, web_server
+from tests.observability.test_dashboard import dashboard_queries
 
 pytestmark = [pytest.mark.e2e, pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 TOKEN = "metrics-token-e2e"
@@ -82,3 +90,5 @@ def test_prometheus_scrapes_the_service_and_promql_reads_it_back(receiver, ca_bu
             '(svc_http_request_duration_seconds_bucket{route="v1/payments"}))'
         )
         assert 0 < scalar(origin, p99) <= 30
+        for query in dashboard_queries():  # every panel's query is PromQL Prometheus runs
+            promql(origin, query.replace("$__rate_interval", "1m"))

@@ -14,7 +14,7 @@ from django.db import connection, transaction
 from django.db.migrations.recorder import MigrationRecorder
 from django.utils import timezone
 
-from config import beatruns
+from config import beatruns, draining
 from events.services import emit
 from tests.e2e.processes import ROOT
 from tests.sick import CLOSED_PORT_URL
@@ -55,6 +55,7 @@ def test_ready_when_every_check_passes(client, settings):
     status, report = readiness(client)
     assert (status, failing(report)) == (200, {})
     assert {name.split("(")[0] for name in report} == {
+        "Draining",
         "Database",
         "Migrations",
         "Redis" if settings.REDIS_URL else "EmbeddedBroker",
@@ -183,3 +184,16 @@ def test_probes_are_not_rate_limited(client, settings):
     }
     beat_sent()
     assert {client.get(path).status_code for path in ["/healthz", "/readyz"] * 10} == {200}
+
+
+def test_not_ready_while_draining(client):
+    beat_sent()
+    draining.DRAINING.set()
+    try:
+        status, report = readiness(client)
+    finally:
+        draining.DRAINING.clear()
+    assert status == 503
+    assert failing(report) == {
+        "Draining()": "Unavailable: shutting down: finishing the requests in flight"
+    }
