@@ -408,7 +408,13 @@ CELERY_BEAT_SCHEDULE["refunds-recover-operations"] = {
 # Empty it when the node starts, before its processes (make run does).
 METRICS_DIR = Path(env.str("PROMETHEUS_MULTIPROC_DIR", default=str(VAR_DIR / "metrics")))
 os.environ["PROMETHEUS_MULTIPROC_DIR"] = str(METRICS_DIR)
-METRICS_DIR.mkdir(parents=True, exist_ok=True)
+try:
+    METRICS_DIR.mkdir(parents=True, exist_ok=True)
+except OSError as error:
+    raise ImproperlyConfigured(
+        f"PROMETHEUS_MULTIPROC_DIR {METRICS_DIR} cannot be made ({error.strerror}): "
+        "set it to a directory every process of this node can write."
+    ) from error
 # Set: /metrics answers only `Authorization: Bearer <METRICS_TOKEN>` (401 otherwise).
 METRICS_TOKEN = env.str("METRICS_TOKEN", default="")
 # /readyz: how old beat's last heartbeat and the oldest due webhook delivery may be (seconds;

@@ -18,6 +18,7 @@ from config import beatruns, draining
 from events.services import emit
 from tests.e2e.processes import ROOT
 from tests.sick import CLOSED_PORT_URL
+from tests.test_settings import import_settings
 from webhooks.models import Delivery
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -197,3 +198,10 @@ def test_not_ready_while_draining(client):
     assert failing(report) == {
         "Draining()": "Unavailable: shutting down: finishing the requests in flight"
     }
+
+
+def test_a_metrics_directory_that_cannot_be_made_refuses_to_start(tmp_path):
+    (tmp_path / "file").write_text("")
+    result = import_settings(DEBUG="true", PROMETHEUS_MULTIPROC_DIR=str(tmp_path / "file" / "m"))
+    assert result.returncode != 0
+    assert "PROMETHEUS_MULTIPROC_DIR" in result.stderr and "cannot be made" in result.stderr
