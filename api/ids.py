@@ -29,6 +29,11 @@ def _encode(value: int, length: int) -> str:
     return "".join(reversed(chars))
 
 
+def encode_time(when) -> str:
+    """A ULID's first ten characters: the millisecond of the datetime `when`."""
+    return _encode(int(when.timestamp() * 1000), 10)
+
+
 def new_ulid() -> str:
     global _last_ms, _last_random
     with _lock:

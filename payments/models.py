@@ -102,6 +102,10 @@ class Payment(models.Model):
     # When time acts on the payment next: expiry of pending / requires_action / authorized, or
     # resolution of processing. Null when nothing is scheduled.
     due_at = models.DateTimeField(null=True, blank=True)
+    # Test mode: seconds this payment's clock was moved forward (sandbox time travel); null
+    # when never. Nullable and unchecked: adding it rewrites and scans nothing, and code of the
+    # previous release still inserts payments (docs/production.md "Upgrading").
+    clock_advanced_by = models.IntegerField(null=True, blank=True)
 
     class Meta:
         permissions = [

@@ -26,7 +26,8 @@ import requests
 
 from tests.e2e.processes import ROOT, wait_for
 
-RUNTIME_VENV = ROOT / "var" / "runtime-venv"
+# One per interpreter: CI runs the smoke test on each supported Python (scripts/test.sh).
+RUNTIME_VENV = ROOT / "var" / f"runtime-venv-{sys.version_info.major}.{sys.version_info.minor}"
 START_TIMEOUT = 120.0  # readiness polling on a busy 2-core box, not a timing assertion
 # What honcho or the supervisor print when a process ends on its own.
 EXIT_LINE = re.compile(r"supervise: (\S+): EXITED|system +\| (\S+) stopped")
