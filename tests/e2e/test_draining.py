@@ -45,7 +45,16 @@ def granian(port: int, workers: int = 2) -> subprocess.Popen:
         env=service_env(),
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
+        start_new_session=True,  # its own group: `stop` kills a worker left behind too
     )
+
+
+def stop(server: subprocess.Popen) -> None:
+    """Kill the server and its workers (a worker that ignored SIGTERM outlived granian's main
+    process here, orphaned and still serving)."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(server.pid, signal.SIGKILL)
+    server.wait(10)
 
 
 def probe(url: str) -> int | str:
@@ -101,9 +110,7 @@ def test_after_sigterm_no_probe_is_ready_and_the_request_in_flight_completes():
         assert {answer for at, answer in probes if at >= refused[0]} == {"refused"}
         assert server.wait(30) == 0
     finally:
-        if server.poll() is None:
-            server.kill()
-            server.wait(10)
+        stop(server)
 
 
 TGKILL = {"x86_64": 234, "aarch64": 131}  # syscall numbers: a signal to one thread of a process
@@ -118,7 +125,7 @@ def test_a_sigterm_that_lands_on_another_thread_still_stops_the_worker():
     beatruns.record("webhooks.tasks.deliver_due", last_sent_at=timezone.now())
     port = free_port()
     base = f"http://127.0.0.1:{port}"
-    server, worker = granian(port, workers=1), None
+    server = granian(port, workers=1)
     try:
         wait_until_serving(base, server)
         assert probe(f"{base}/readyz") == 200
@@ -129,8 +136,4 @@ def test_a_sigterm_that_lands_on_another_thread_still_stops_the_worker():
         assert libc.syscall(TGKILL[platform.machine()], worker, thread, signal.SIGTERM) == 0
         wait_for(lambda: probe(f"{base}/readyz") == "refused", timeout=10)
     finally:
-        server.kill()
-        server.wait(10)
-        if worker is not None:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(worker, signal.SIGKILL)
+        stop(server)
