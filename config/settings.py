@@ -267,7 +267,21 @@ SPECTACULAR_SETTINGS = {
         "WebhookEndpointStatus": "webhooks.openapi.ENDPOINT_STATUSES",
         "EventType": "webhooks.openapi.EVENT_TYPE_CHOICES",
         "ErrorType": "api.openapi.ERROR_TYPES",
+        "PaymentMethodType": "payments.openapi.METHOD_TYPES",
+        "ThreeDSStatus": "payments.openapi.THREE_DS_STATUSES",
+        "AvsResult": "payments.openapi.AVS_RESULTS",
+        "CvvResult": "payments.openapi.CVV_RESULTS",
+        "RiskDecision": "payments.openapi.RISK_DECISIONS",
+        "NextActionType": "payments.openapi.NEXT_ACTION_TYPES",
+        "RefundFailureCode": "refunds.openapi.FAILURE_CODE_CHOICES",
+        "PaymentEventType": "webhooks.openapi.PAYMENT_EVENT_TYPES",
+        "RefundEventType": "webhooks.openapi.REFUND_EVENT_TYPES",
     },
+    # Every enum marked open (docs/openapi.md "Decisions").
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "api.openapi.mark_enums_open",
+    ],
 }
 
 # --- request safety (docs/request-safety.md) ---------------------------------------------------
