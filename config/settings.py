@@ -257,6 +257,8 @@ SPECTACULAR_SETTINGS = {
     "SERVE_AUTHENTICATION": [],
     "REDOC_DIST": "SIDECAR",
     "WEBHOOKS": ["webhooks.openapi.EVENT_WEBHOOK"],
+    # Self-hosted: the API is on the host serving the description (PUBLIC_BASE_URL).
+    "SERVERS": [{"url": "/", "description": "The host serving this description."}],
     # Several resources have a `status` or a `type`: each set of choices gets its own name.
     "ENUM_NAME_OVERRIDES": {
         "PaymentStatus": "payments.states.Status",

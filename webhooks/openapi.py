@@ -254,6 +254,8 @@ EVENT_WEBHOOK = OpenApiWebhook(
     decorator={
         "post": {
             "operationId": "event_delivered",
+            # No API key: the receiver checks Service-Signature (spec "Signature").
+            "security": [],
             "summary": "An event, delivered to a webhook endpoint",
             "description": (
                 "POSTed to every enabled endpoint subscribed to the event's type. "
