@@ -12,6 +12,7 @@ from drf_spectacular.plumbing import ResolvedComponent
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, inline_serializer
 from rest_framework import serializers
 
+from api.errors import MAX_MESSAGE_CHARS, MAX_PARAM_CHARS
 from api.fields import (
     MAX_AMOUNT,
     MAX_ID_LENGTH,
@@ -69,8 +70,8 @@ class ObjectNameSchema(OpenApiSerializerFieldExtension):
 class ErrorBody(serializers.Serializer):
     type = serializers.ChoiceField(choices=ERROR_TYPES)
     code = serializers.CharField()
-    message = serializers.CharField()
-    param = serializers.CharField(allow_null=True)
+    message = serializers.CharField(max_length=MAX_MESSAGE_CHARS)
+    param = serializers.CharField(allow_null=True, max_length=MAX_PARAM_CHARS)
     decline_code = serializers.CharField(required=False, help_text="Only on card_error.")
     request_id = serializers.CharField(allow_null=True)
 

@@ -144,14 +144,14 @@ previous_attributes_of(Payment, "PaymentPreviousAttributes")
 
 class TokenCard(serializers.Serializer):
     brand = serializers.CharField()
-    last4 = serializers.CharField()
-    bin = serializers.CharField()
-    exp_month = serializers.IntegerField()
+    last4 = serializers.CharField(min_length=4, max_length=4)
+    bin = serializers.CharField(min_length=6, max_length=8)
+    exp_month = serializers.IntegerField(min_value=1, max_value=12)
     exp_year = serializers.IntegerField()
 
 
 class Token(serializers.Serializer):
-    id = serializers.CharField()
+    id = serializers.CharField(max_length=MAX_ID_LENGTH)
     object = ObjectName("token")
     type = serializers.ChoiceField(choices=TokenModel.Type.choices)
     card = TokenCard()

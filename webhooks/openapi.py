@@ -22,7 +22,13 @@ from api.openapi import (
 )
 from events.catalogue import EVENT_TYPES, EVENT_TYPES_BY_FAMILY
 from webhooks.models import Attempt
-from webhooks.serializers import MAX_PATTERN_LENGTH, MAX_PATTERNS, EndpointInput, ResendInput
+from webhooks.serializers import (
+    MAX_DESCRIPTION,
+    MAX_PATTERN_LENGTH,
+    MAX_PATTERNS,
+    EndpointInput,
+    ResendInput,
+)
 
 ENDPOINT_STATUSES = ["enabled", "disabled"]
 W = "Endpoints > Webhook endpoints > "
@@ -45,13 +51,15 @@ class WebhookEndpointInput(EndpointInput):
 
 
 class WebhookEndpoint(serializers.Serializer):
-    id = serializers.CharField()
+    id = serializers.CharField(max_length=MAX_ID_LENGTH)
     object = ObjectName("webhook_endpoint")
-    url = serializers.CharField()
-    description = serializers.CharField(allow_null=True)
-    enabled_events = serializers.ListField(child=serializers.CharField())
+    url = serializers.CharField(max_length=2048)
+    description = serializers.CharField(allow_null=True, max_length=MAX_DESCRIPTION)
+    enabled_events = serializers.ListField(
+        child=serializers.CharField(max_length=MAX_PATTERN_LENGTH), max_length=MAX_PATTERNS
+    )
     status = serializers.ChoiceField(choices=ENDPOINT_STATUSES)
-    secret_last4 = serializers.CharField()
+    secret_last4 = serializers.CharField(min_length=4, max_length=4)
     previous_secret_expires_at = serializers.DateTimeField(allow_null=True)
     livemode = serializers.BooleanField()
     created = serializers.DateTimeField()
