@@ -267,6 +267,8 @@ SPECTACULAR_SETTINGS = {
     "SERVE_AUTHENTICATION": [],
     "REDOC_DIST": "SIDECAR",
     "WEBHOOKS": ["webhooks.openapi.EVENT_WEBHOOK"],
+    # Self-hosted: the API is on the host serving the description (PUBLIC_BASE_URL).
+    "SERVERS": [{"url": "/", "description": "The host serving this description."}],
     # Several resources have a `status` or a `type`: each set of choices gets its own name.
     "ENUM_NAME_OVERRIDES": {
         "PaymentStatus": "payments.states.Status",
@@ -277,7 +279,21 @@ SPECTACULAR_SETTINGS = {
         "WebhookEndpointStatus": "webhooks.openapi.ENDPOINT_STATUSES",
         "EventType": "webhooks.openapi.EVENT_TYPE_CHOICES",
         "ErrorType": "api.openapi.ERROR_TYPES",
+        "PaymentMethodType": "payments.openapi.METHOD_TYPES",
+        "ThreeDSStatus": "payments.openapi.THREE_DS_STATUSES",
+        "AvsResult": "payments.openapi.AVS_RESULTS",
+        "CvvResult": "payments.openapi.CVV_RESULTS",
+        "RiskDecision": "payments.openapi.RISK_DECISIONS",
+        "NextActionType": "payments.openapi.NEXT_ACTION_TYPES",
+        "RefundFailureCode": "refunds.openapi.FAILURE_CODE_CHOICES",
+        "PaymentEventType": "webhooks.openapi.PAYMENT_EVENT_TYPES",
+        "RefundEventType": "webhooks.openapi.REFUND_EVENT_TYPES",
     },
+    # Every enum marked open (docs/openapi.md "Decisions").
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "api.openapi.mark_enums_open",
+    ],
 }
 
 # --- request safety (docs/request-safety.md) ---------------------------------------------------
