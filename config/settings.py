@@ -260,6 +260,7 @@ REST_FRAMEWORK = {
 SPECTACULAR_SETTINGS = {
     "OAS_VERSION": "3.1.0",
     "TITLE": "Payment service API",
+    "LICENSE": {"name": "Apache-2.0", "identifier": "Apache-2.0"},
     "DESCRIPTION": "REST/JSON payments, refunds, signed webhooks and a test-mode simulator.",
     "VERSION": API_VERSION,
     "SCHEMA_PATH_PREFIX": r"/v1",
