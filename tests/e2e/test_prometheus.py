@@ -53,7 +53,7 @@ def test_prometheus_scrapes_the_service_and_promql_reads_it_back(receiver, ca_bu
     }
     with (
         web_server(**node) as base,
-        celery_worker("webhooks", **node),
+        celery_worker("webhooks", "webhooks-test", **node),  # test-mode deliveries too
         celery_beat(tmp_path, **node),
         prometheus(base.removeprefix("http://"), TOKEN, tmp_path) as origin,
     ):
