@@ -109,7 +109,7 @@ def start_web(env: dict, port: int) -> subprocess.Popen:
             return web
         except OSError:
             time.sleep(0.1)
-    os.killpg(web.pid, signal.SIGTERM)
+    stop_web(web)
     raise SystemExit("the web process did not start")
 
 
@@ -275,11 +275,23 @@ def main() -> None:
     keys = json.loads(done.stdout)
     web = start_web(env, args.port)
     try:
-        results = [(name, phase(args, keys, kinds)) for name, kinds in PHASES]
+        results = []
+        for name, kinds in PHASES:
+            results.append((name, phase(args, keys, kinds)))
+            print(f"{name}: done", file=sys.stderr, flush=True)
+        report(args, results)
     finally:
-        os.killpg(web.pid, signal.SIGTERM)
+        stop_web(web)
+
+
+def stop_web(web: subprocess.Popen) -> None:
+    """SIGTERM to the supervisor, which passes it to granian (a signal to the whole group
+    would reach granian's workers first, and granian would respawn them)."""
+    web.send_signal(signal.SIGTERM)
+    try:
         web.wait(timeout=30)
-    report(args, results)
+    except subprocess.TimeoutExpired:
+        os.killpg(web.pid, signal.SIGKILL)
 
 
 def report(args, results) -> None:

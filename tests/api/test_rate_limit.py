@@ -137,3 +137,14 @@ def test_a_limit_that_would_refuse_everything_refuses_to_start(name):
     result = import_settings(DEBUG="true", **{name: "0"})
     assert result.returncode != 0
     assert "API_RATE_LIMIT_" in result.stderr
+
+
+def test_a_large_body_takes_more_tokens(api, limits, settings):
+    """Cost 1 + 2 = 3 with 1 KiB a unit, lowered to the burst of 2: the large body empties
+    the bucket a small one would have left half full."""
+    settings.API_COST_BYTES = 1024
+    large = {**ECHO, "metadata": {f"k{n}": "v" * 400 for n in range(5)}}  # > 2 KiB
+    assert api.post("/v1/test/echo", large, format="json").status_code == 201
+    response = echo(api)
+    error_of(response, 429, "rate_limit_error", "rate_limit_exceeded")
+    assert response["Retry-After"] == "2"
