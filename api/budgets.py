@@ -18,7 +18,6 @@ mode is read from the key's prefix before any lookup: shedding costs no HMAC and
 """
 
 import logging
-import math
 import threading
 import time
 import uuid
@@ -217,7 +216,6 @@ def admit(request, view) -> Hold:
             f"Too many concurrent requests in {api_key.mode} mode on this account "
             f"(at most {scope.limit} units of work at once; this request costs "
             f"{scope.units}); retry shortly.",
-            code="rate_limit_exceeded",
             headers={"Retry-After": "1"},
         ) from None
 
@@ -278,6 +276,3 @@ class LoadShedMiddleware:
             with _busy_lock:
                 _busy[0] -= 1
 
-
-def retry_after(seconds: float) -> str:
-    return str(max(1, math.ceil(seconds)))
