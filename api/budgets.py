@@ -275,4 +275,3 @@ class LoadShedMiddleware:
         finally:
             with _busy_lock:
                 _busy[0] -= 1
-
