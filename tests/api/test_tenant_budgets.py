@@ -12,6 +12,7 @@ from api import budgets
 from api.ids import new_id
 from tests.api.test_conventions import error_of
 from tests.conftest import key_client, redis_store
+from tests.test_settings import import_settings
 
 pytestmark = [pytest.mark.urls("tests.support.urls"), pytest.mark.django_db(transaction=True)]
 
@@ -210,3 +211,18 @@ def test_what_is_shed_when(settings, threads, busy, shed):
 )
 def test_priority_is_read_from_the_key_prefix(header, priority):
     assert budgets.priority(header) == priority
+
+
+@pytest.mark.parametrize(
+    "setting",
+    [
+        {"API_CONCURRENCY_TEST": "0"},
+        {"API_ADDRESS_RATE": "0"},
+        {"API_COST_BYTES": "0"},
+        {"WEB_THREADS": "4", "API_LIVE_RESERVED_THREADS": "4"},
+    ],
+)
+def test_a_budget_that_would_refuse_everything_refuses_to_start(setting):
+    result = import_settings(DEBUG="true", **setting)
+    assert result.returncode != 0
+    assert "API_CONCURRENCY_" in result.stderr
