@@ -62,6 +62,12 @@ fuzz: install-test
 bench: install-test
 	bash bench/run.sh
 
+# List reads at scale, a small merchant beside a big one, before and after (docs/data.md
+# "Reads at scale"); fills a scratch database, BENCH_SCALE_DATABASE_URL. PAYMENTS=10k|100k|1M.
+.PHONY: bench-scale
+bench-scale: install-test
+	$(PY) bench/bench_scale.py --payments $${PAYMENTS:-1M} $(ARGS)
+
 # Fault-injection suite over real processes (docs/faults.md); not part of `make test`.
 # `make faults ARGS=--quick` for the ~3-minute run.
 faults: install-test

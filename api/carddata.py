@@ -3,10 +3,12 @@
 The rules are written out in docs/request-safety.md ("Raw-card guard"); in short:
 - a card number is written as card numbers are printed and typed: 13-19 digits in one
   group, or in the groups of a card layout (4-4-4-4, 4-4-4-4-3 and shorter last groups,
-  4-6-5, 4-6-4) with one separator throughout (a space, a tab, 2-4 blanks, `-`, `.`, `/` or
-  `_`), and it passes the Luhn check. Digits and separators are compared after NFKC
-  (full-width digits, no-break spaces); a group glued to a letter or a digit belongs to a
-  word or a longer number and is not part of one;
+  4-6-5, 4-6-4) with one separator throughout (a space, a tab, 2-4 blanks, a line break,
+  `-`, `.`, `/` or `_`), and it passes the Luhn check. Digits and separators are compared
+  after NFKC (full-width digits, no-break spaces), every dash as `-`, an invisible separator
+  (soft hyphen, zero-width space) as `-` too and a Unicode line separator as a line break; a
+  group glued to a letter or a digit belongs to a word or a longer number and is not part
+  of one;
 - an expiry is one object holding both an expiry-month and an expiry-year key, or one
   expiry key whose value reads as a month/year (`12/30`, `12-2030`, `1230`);
 - a security code is a `cvc`-like key whose value is 3 or 4 ASCII digits.
@@ -60,6 +62,19 @@ _COMPATIBILITY_BLOCKS = (
     range(0x1FBF0, 0x1FBFA),
 )
 _SEPARATORS = " \t-./_"
+# Separators NFKC leaves as they are (issue 20: each let a card through): every dash
+# (Unicode's Pd, and the minus sign) reads as `-`; characters that show nothing, soft hyphen,
+# zero-width space, joiners, word joiner, byte-order mark, as `-` too (a separator that
+# cannot be seen joins groups the eye reads as one number); Unicode's line and paragraph
+# separators and NEL as a line break.
+DASHES = "\u058a\u05be\u1400\u1806\u2010\u2011\u2012\u2013\u2014\u2015\u2e17\u2e1a\u2e3a\u2e3b"
+DASHES += "\u2e40\u2e5d\u301c\u3030\u30a0\ufe31\ufe32\ufe58\U00010ead\u2212"
+INVISIBLE = "\u00ad\u200b\u200c\u200d\u2060\ufeff"
+LINE_BREAKS = "\u0085\u2028\u2029"
+LOOKALIKES = {
+    **{ord(char): "-" for char in DASHES + INVISIBLE},
+    **{ord(char): "\n" for char in LINE_BREAKS},
+}
 
 
 def _ascii_equivalents() -> dict[int, str]:
@@ -69,6 +84,8 @@ def _ascii_equivalents() -> dict[int, str]:
             form = unicodedata.normalize("NFKC", chr(code))
             if len(form) == 1 and form in "0123456789" + _SEPARATORS:
                 table[code] = form
+    for code, form in LOOKALIKES.items():
+        table.setdefault(code, form)
     return table
 
 
@@ -97,7 +114,9 @@ def _comparable(text: str) -> str:
         return text.translate(_EQUIVALENTS_TABLE)
 
 
-_SEP = r"(?:[-./_]|[ \t]{1,4}+)"
+# A line break, `\n`, `\r\n` or `\r`, is a separator too: a number typed or pasted over
+# lines (issue 20). Five blanks or more are not: docs/request-safety.md "Accepted misses".
+_SEP = r"(?:[-./_\n]|\r\n?+|[ \t]{1,4}+)"
 _EDGE = r"(?![0-9A-Za-z])"  # a group ends where no digit or letter follows
 
 # Card layouts with one separator throughout (`s`). `fifth` is the short group after
@@ -114,8 +133,11 @@ _LAYOUT = (
 # "4242 4242 4242 4242 1230 123"): layouts are tried at the start of a run and at its end,
 # which keeps the candidates to a few per run however long it is. (`run_starts` marks a
 # layout at the start of its run; one that starts anywhere else must end the run.)
-_RUN_STARTS_HERE = r"(?<![0-9][-./_\t ])(?<![0-9][ \t]{2})(?<![0-9][ \t]{3})(?<![0-9][ \t]{4})"
-_RUN_ENDS_HERE = r"(?![-./_][0-9])(?![ \t]{1,4}+[0-9])"
+_RUN_STARTS_HERE = (
+    r"(?<![0-9][-./_\t \n\r])(?<![0-9]\r\n)"
+    r"(?<![0-9][ \t]{2})(?<![0-9][ \t]{3})(?<![0-9][ \t]{4})"
+)
+_RUN_ENDS_HERE = r"(?![-./_\n\r][0-9])(?!\r\n[0-9])(?![ \t]{1,4}+[0-9])"
 # Each match takes the character before its window, which is no digit or letter: a pattern
 # that starts with a character class is searched for by a C loop that skips every other
 # character, where a lookbehind starts a match attempt at every position. Windows start at
@@ -139,15 +161,15 @@ def _searchable(text: str) -> str:
     return "\n" + _comparable(text)
 
 
-_SEPARATOR_BYTES = _SEPARATORS.encode("ascii")
+_SEPARATOR_BYTES = (_SEPARATORS + "\n\r").encode("ascii")
 
 
 def _digits_of(candidates: list[str]) -> list[bytes]:
     """Each candidate's digits, its separators dropped: in one pass over all of them."""
     if not candidates:
         return []
-    joined = "\n".join(candidates).encode("ascii")  # ASCII: CARD_SHAPED matches ASCII only
-    return joined.translate(None, _SEPARATOR_BYTES).split(b"\n")
+    joined = ",".join(candidates).encode("ascii")  # ASCII: CARD_SHAPED matches ASCII only
+    return joined.translate(None, _SEPARATOR_BYTES).split(b",")
 
 
 _DIGIT_VALUES = bytes.maketrans(b"0123456789", bytes(range(10)))
@@ -412,15 +434,15 @@ def _scanned(text: str, document) -> str:
 # What `json.dumps(ensure_ascii=False)` escapes again in a decoded string: a quote, a
 # backslash and the control characters. Left escaped, `hello\n4242 4242 4242 4242` reads as
 # `n4242...`, a group glued to a letter, and the card is missed (issue 12).
-_REESCAPED = re.compile(r'\\(?:u00[0-9a-fA-F]{2}|[\\"bfnr])')
+_REESCAPED_NOT_SEPARATORS = re.compile(r'\\(?:u00[0-9a-fA-F]{2}|[\\"bf])')
 
 
 def _unescaped(dumped: str) -> str:
-    """Every re-escape but a tab's as a line break (a boundary, and no separator: digit
-    groups on separate lines are not a card), a tab's as the tab it is (a separator). One
-    C-level pass each: the first consumes escaped backslashes, so the `\\t` left after it
-    are tabs."""
-    return _REESCAPED.sub("\n", dumped).replace("\\t", "\t")
+    """The re-escapes of line breaks and tabs as the separators they are, every other one
+    as a NUL (a boundary, and no separator). One C-level pass each: the first consumes
+    escaped backslashes, so the `\\n`, `\\r` and `\\t` left after it are those characters."""
+    unescaped = _REESCAPED_NOT_SEPARATORS.sub("\x00", dumped)
+    return unescaped.replace("\\n", "\n").replace("\\r", "\r").replace("\\t", "\t")
 
 
 _NOT_DECODED = object()

@@ -10,6 +10,26 @@ from rest_framework import exceptions as drf
 from rest_framework.response import Response
 from rest_framework.settings import api_settings
 
+QUOTED_CHARS = 40  # an error message shows at most this much of a bad value
+# Backstops: no envelope grows with the input, whatever a message quotes (issue 20: errors
+# quoting a whole 256 KiB value were stored for 24 hours under an Idempotency-Key).
+MAX_MESSAGE_CHARS = 500
+MAX_PARAM_CHARS = 200
+
+
+def quoted(value) -> str:
+    """A bad value as an error message shows it: a short prefix of its repr, `…` marking
+    the cut, so no message (nor a stored answer holding it) grows with the input."""
+    if isinstance(value, str):
+        shown = repr(value[:QUOTED_CHARS])
+        return shown + "…" if len(value) > QUOTED_CHARS else shown
+    shown = repr(value)  # a number, a list, an object: bounded by the body size limit
+    return shown[:QUOTED_CHARS] + "…" if len(shown) > QUOTED_CHARS else shown
+
+
+def _cut(text: str | None, limit: int) -> str | None:
+    return text if text is None or len(text) <= limit else text[: limit - 1] + "…"
+
 
 class ServiceError(Exception):
     """Base of every failure the API reports. Subclasses fix `status` and `type`."""
@@ -35,7 +55,8 @@ class ServiceError(Exception):
         self.headers = headers or {}
 
     def envelope(self, request_id: str | None) -> dict:
-        body = {"type": self.type, "code": self.code, "message": self.message, "param": self.param}
+        message, param = _cut(self.message, MAX_MESSAGE_CHARS), _cut(self.param, MAX_PARAM_CHARS)
+        body = {"type": self.type, "code": self.code, "message": message, "param": param}
         if self.decline_code is not None:
             body["decline_code"] = self.decline_code
         body["request_id"] = request_id
@@ -84,7 +105,8 @@ def not_found(resource: str = "resource") -> NotFound:
 
 def unrecognized_url(method: str, path: str) -> NotFound:
     return NotFound(
-        f"Unrecognized request URL ({method}: {path}).", code="unrecognized_request_url"
+        f"Unrecognized request URL ({method}: {_cut(path, MAX_PARAM_CHARS)}).",
+        code="unrecognized_request_url",
     )
 
 

@@ -7,21 +7,48 @@ import math
 from rest_framework import serializers
 
 from api.currencies import normalise_currency
+from api.errors import quoted
 
 MAX_AMOUNT = 2**53 - 1  # "any value at or above 2^53 is refused"
 
+# Every string input has a maximum length (docs/api-conventions.md "String lengths"): the
+# spec's where it gives one, else this, Stripe's for most strings. An unbounded string was
+# stored, and echoed whole in errors kept 24 hours under an Idempotency-Key (issue 20).
+MAX_STRING_LENGTH = 500
+MAX_ID_LENGTH = 64  # spec "Limits": ids are up to 64 characters
+
 
 class StrictCharField(serializers.CharField):
-    """A JSON string only: DRF's CharField would turn 42 into "42"."""
+    """A JSON string only (DRF's CharField would turn 42 into "42"), of at most
+    MAX_STRING_LENGTH characters unless the field says otherwise."""
 
     def __init__(self, **kwargs):
         kwargs.setdefault("trim_whitespace", False)
+        kwargs.setdefault("max_length", MAX_STRING_LENGTH)
         super().__init__(**kwargs)
 
     def to_internal_value(self, data):
         if not isinstance(data, str):
             raise serializers.ValidationError("Must be a string.")
         return super().to_internal_value(data)
+
+
+class StrictChoiceField(serializers.ChoiceField):
+    """One of `choices`; DRF's own message would quote a bad value whole."""
+
+    def to_internal_value(self, data):
+        try:
+            return super().to_internal_value(data)
+        except serializers.ValidationError:
+            raise serializers.ValidationError(f"{quoted(data)} is not a valid choice.") from None
+
+
+class IdField(StrictCharField):
+    """An id as a request names one: a string of at most MAX_ID_LENGTH characters."""
+
+    def __init__(self, **kwargs):
+        kwargs.setdefault("max_length", MAX_ID_LENGTH)
+        super().__init__(**kwargs)
 
 
 class AmountField(serializers.Field):
@@ -51,7 +78,7 @@ class CurrencyField(serializers.Field):
     def to_internal_value(self, data):
         code = normalise_currency(data)
         if code is None:
-            raise serializers.ValidationError(f"Unsupported currency: {data!r}.")
+            raise serializers.ValidationError(f"Unsupported currency: {quoted(data)}.")
         return code
 
     def to_representation(self, value):
@@ -74,9 +101,15 @@ class MetadataField(serializers.Field):
         if any("\x00" in key for key in data):
             # Named as `metadata`, not `metadata.<key>`: the key itself is what cannot be stored.
             raise serializers.ValidationError("metadata keys must not contain NUL characters.")
+        for key in data:
+            if not key or len(key) > MAX_METADATA_KEY_LENGTH:
+                # Named as `metadata` too: `param` would otherwise echo a key of any length.
+                raise serializers.ValidationError(
+                    f"metadata keys must be 1-{MAX_METADATA_KEY_LENGTH} characters: {quoted(key)}."
+                )
         errors = {}
         for key, value in data.items():
-            problem = _metadata_problem(key, value)
+            problem = _metadata_problem(value)
             if problem:
                 errors[key] = [problem]
                 break
@@ -88,9 +121,7 @@ class MetadataField(serializers.Field):
         return value
 
 
-def _metadata_problem(key: str, value) -> str | None:
-    if not key or len(key) > MAX_METADATA_KEY_LENGTH:
-        return f"metadata keys must be 1-{MAX_METADATA_KEY_LENGTH} characters."
+def _metadata_problem(value) -> str | None:
     if isinstance(value, str):
         if len(value) > MAX_METADATA_VALUE_LENGTH:
             return f"metadata values must be at most {MAX_METADATA_VALUE_LENGTH} characters."

@@ -30,10 +30,11 @@ from django.http import HttpResponse
 from django.utils import timezone
 
 from api import failpoints
-from api.carddata import redact
 from api.deferred import DeferredWrites
 from api.errors import ApiFailure, IdempotencyFailed, ValidationFailed
+from api.logfilters import redact_log_text
 from api.models import IdempotencyRecord
+from api.retention import purge_rows
 from api.rows import Columns, changed_a_row, insert_instances, insert_instances_if, insert_rows
 
 log = logging.getLogger("api.idempotency")
@@ -42,6 +43,11 @@ KEY_HEADER = "HTTP_IDEMPOTENCY_KEY"
 KEY_MAX_LENGTH = 255
 REPLAY_WINDOW = datetime.timedelta(hours=24)
 REPLAYED_HEADER = "Idempotent-Replayed"
+# An error answer is an envelope of bounded fields (api.errors: a message of at most 500
+# characters quoting at most 40 of a value), a few hundred bytes. A larger one would be a
+# message quoting input whole again (issue 20: 261 kB per request, kept 24 hours); it is not
+# kept: the claim is released instead, and a retry gets the same 4xx by validating again.
+MAX_STORED_ERROR_BYTES = 4096
 
 
 @dataclass(frozen=True)
@@ -134,7 +140,7 @@ def idempotency_claim(
         now,
         fingerprint=fingerprint,
         method=method,
-        path=redact(path)[:2048],
+        path=redact_log_text(path)[:2048],
         request_id=request_id,
     )
     scope = {"merchant_id": merchant_id, "livemode": livemode, "key_hash": _sha256(key)}
@@ -200,7 +206,7 @@ def idempotency_settle(
 ) -> None:
     """Store a final response under the claim (its body encrypted by `cipher`, if given), or
     release the claim for a retry."""
-    if not is_final(response.status_code):
+    if not is_final(response.status_code) or _too_large_to_keep(claim, response):
         idempotency_release(claim)
         return
     failpoints.reach(failpoints.RESPONSE_STORING)
@@ -274,13 +280,28 @@ def answer_with_work(outcome: Callable[[], object]) -> None:
     if state is None:
         return
     response = state.respond(outcome)
-    if not is_final(response.status_code):
+    if not is_final(response.status_code) or _too_large_to_keep(state.claim, response):
         return
     cipher = state.cipher
     body = response.content if cipher is None else cipher.encrypt(response.content)
     if not _store_response(state.claim, response, body):
         raise _taken_over()
     state.stored = response
+
+
+def _too_large_to_keep(claim: Claim, response: HttpResponse) -> bool:
+    """An error answer past MAX_STORED_ERROR_BYTES, logged: a bug to fix, not to store."""
+    size = len(response.content)
+    if response.status_code < 400 or size <= MAX_STORED_ERROR_BYTES:
+        return False
+    log.error(
+        "idempotency claim %s: a %s answer of %s bytes is over %s and not stored",
+        claim.record_id,
+        response.status_code,
+        size,
+        MAX_STORED_ERROR_BYTES,
+    )
+    return True
 
 
 @functools.cache
@@ -363,6 +384,6 @@ def _decrypted(record: IdempotencyRecord, cipher: BodyCipher) -> bytes:
 
 
 def idempotency_records_purge() -> int:
-    """Deletes records past their 24-hour window; returns how many."""
-    deleted, _ = IdempotencyRecord.objects.filter(expires_at__lte=timezone.now()).delete()
-    return deleted
+    """Deletes records past their 24-hour window, in batches; returns how many."""
+    expired = IdempotencyRecord.objects.filter(expires_at__lte=timezone.now())
+    return purge_rows(expired, order="expires_at")

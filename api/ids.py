@@ -5,6 +5,7 @@ in creation order, so "newest first" by id is exact for one process and millisec
 across processes.
 """
 
+import datetime
 import os
 import re
 import threading
@@ -46,6 +47,25 @@ def new_ulid() -> str:
 def new_id(prefix: str) -> str:
     """`new_id("pay")` -> `pay_01J...`."""
     return f"{prefix}_{new_ulid()}"
+
+
+_EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.UTC)
+_MS = datetime.timedelta(milliseconds=1)
+
+
+def id_floor(prefix: str, moment: datetime.datetime) -> str:
+    """The lowest id of `prefix` that can be made at `moment` or later: a bound on time that
+    an index on the id serves (`id >= id_floor(T)` is "made at T or later")."""
+    ms = min(max(0, (moment - _EPOCH) // _MS), (1 << 48) - 1)
+    return f"{prefix}_{_encode(ms, 10)}{CROCKFORD[0] * 16}"
+
+
+def id_time(item_id: str) -> datetime.datetime:
+    """When an id was made, to the millisecond (its first 10 characters after the prefix)."""
+    ms = 0
+    for char in item_id.partition("_")[2][:10]:
+        ms = ms * 32 + CROCKFORD.index(char)
+    return _EPOCH + ms * _MS
 
 
 def id_pattern(prefix: str) -> re.Pattern:

@@ -40,3 +40,42 @@ class IdempotencyRecord(models.Model):
     @property
     def in_flight(self) -> bool:
         return self.status is None
+
+
+class RequestLogEntry(models.Model):
+    """One `/v1` request of one merchant, as `GET /v1/request-logs` shows it (docs/request-log.md).
+
+    Written in batches by a background thread (api.requestlog.RequestLogWriter), never on the
+    request's own path. Bodies are never kept; the path and the Idempotency-Key are kept in
+    their redacted form (card-shaped and key-shaped strings masked).
+    """
+
+    id = models.CharField(primary_key=True, max_length=64, help_text="The request's X-Request-Id.")
+    merchant_id = models.CharField(max_length=64)
+    livemode = models.BooleanField()
+    key_id = models.CharField(max_length=64)
+    method = models.CharField(max_length=10)
+    path = models.CharField(max_length=2048)
+    status = models.SmallIntegerField()
+    error_type = models.CharField(max_length=32, null=True, blank=True)
+    error_code = models.CharField(max_length=64, null=True, blank=True)
+    idempotency_key = models.CharField(max_length=255, null=True, blank=True)
+    replayed = models.BooleanField(default=False)
+    api_version = models.CharField(max_length=16, null=True, blank=True)
+    duration_ms = models.FloatField()
+    created = models.DateTimeField()
+
+    class Meta:
+        verbose_name = "request log entry"
+        verbose_name_plural = "request log"
+        indexes = [
+            models.Index(fields=["merchant_id", "livemode", "-id"], name="requestlog_list"),
+            models.Index(
+                fields=["merchant_id", "livemode", "idempotency_key"],
+                condition=models.Q(idempotency_key__isnull=False),
+                name="requestlog_idempotency_key",
+            ),
+        ]
+
+    def __str__(self):
+        return f"{self.method} {self.path} {self.status} ({self.id})"

@@ -14,9 +14,11 @@ from rest_framework import serializers
 
 from api.fields import (
     MAX_AMOUNT,
+    MAX_ID_LENGTH,
     MAX_METADATA_KEY_LENGTH,
     MAX_METADATA_KEYS,
     MAX_METADATA_VALUE_LENGTH,
+    MAX_STRING_LENGTH,
 )
 from api.idempotency import KEY_MAX_LENGTH
 from api.pagination import MAX_LIMIT
@@ -101,10 +103,18 @@ def list_of(item: type[serializers.Serializer], name: str, **extra) -> serialize
     )
 
 
+# A query parameter's value: at most MAX_STRING_LENGTH characters, as any string input
+# (api.parsers.refuse_overlong_query_values).
+QUERY_STRING = {"type": "string", "maxLength": MAX_STRING_LENGTH}
+
 PAGE_PARAMETERS = [
     OpenApiParameter("limit", int, description=f"1 to {MAX_LIMIT}; default 25.", required=False),
-    OpenApiParameter("starting_after", str, description="A cursor or an id.", required=False),
-    OpenApiParameter("ending_before", str, description="A cursor or an id.", required=False),
+    OpenApiParameter(
+        "starting_after", QUERY_STRING, description="A cursor or an id.", required=False
+    ),
+    OpenApiParameter(
+        "ending_before", QUERY_STRING, description="A cursor or an id.", required=False
+    ),
 ]
 
 STRING = {"type": "string"}
@@ -193,6 +203,15 @@ class ServiceAutoSchema(AutoSchema):
             return operation_id.removesuffix("_retrieve") + "_list"
         return operation_id
 
+    def _resolve_path_parameters(self, variables):
+        """Path ids are at most 64 characters (spec "Limits"); a longer one is a 404 like
+        any id that is not of its resource's shape."""
+        parameters = super()._resolve_path_parameters(variables)
+        for parameter in parameters:
+            if parameter["schema"].get("type") == "string":
+                parameter["schema"] = {**parameter["schema"], "maxLength": MAX_ID_LENGTH}
+        return parameters
+
     def is_idempotent_post(self) -> bool:
         return self.method == "POST" and not getattr(self.view, "ignores_idempotency_key", True)
 
@@ -221,8 +240,21 @@ class ServiceAutoSchema(AutoSchema):
             if str(status) not in responses:
                 responses[str(status)] = self._get_response_for_code(Error, str(status))
         for status, response in responses.items():
-            response["description"] = response["description"] or HTTPStatus(int(status)).phrase
+            response["description"] = response["description"] or status_phrase(int(status))
         return dict(sorted(responses.items()))
+
+
+# RFC 9110's names, which Python 3.13 uses and 3.11 does not ("Unprocessable Entity"): the
+# description must be the same whichever supported interpreter generates it.
+RFC_9110_PHRASES = {
+    413: "Content Too Large",
+    416: "Range Not Satisfiable",
+    422: "Unprocessable Content",
+}
+
+
+def status_phrase(status: int) -> str:
+    return RFC_9110_PHRASES.get(status) or HTTPStatus(status).phrase
 
 
 class AmountFieldSchema(OpenApiSerializerFieldExtension):

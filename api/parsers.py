@@ -10,7 +10,8 @@ from django.core.exceptions import RequestDataTooBig
 from rest_framework.exceptions import ParseError
 from rest_framework.parsers import BaseParser
 
-from api.errors import ValidationFailed
+from api.errors import ValidationFailed, quoted
+from api.fields import MAX_STRING_LENGTH
 
 
 def _refuse_constant(name):
@@ -24,13 +25,41 @@ def _refuse_unpaired_surrogates(value) -> None:
     json.dumps(value, ensure_ascii=False).encode("utf-8")  # UnicodeEncodeError if one is there
 
 
+class _DuplicateKey(ValueError):
+    def __init__(self, key: str):
+        super().__init__(key)
+        self.key = key
+
+
+def _object_without_duplicates(pairs: list) -> dict:
+    """An object whose keys are unique (RFC 7493, I-JSON): `{"amount": 1, "amount": 100000}`
+    is not read as whichever came last, which the guard, a proxy or a log reader may each
+    read differently (issue 20)."""
+    value = dict(pairs)
+    if len(value) < len(pairs):
+        seen = set()
+        raise _DuplicateKey(next(key for key, _ in pairs if key in seen or seen.add(key)))
+    return value
+
+
 def parse_json_body(raw: bytes):
-    """Strict JSON: UTF-8 only, no NaN/Infinity, no unpaired surrogate escapes."""
+    """Strict JSON: UTF-8 only, no NaN/Infinity, no unpaired surrogate escapes, no key twice
+    in one object (400 `invalid_json`, the key named)."""
     try:
-        value = json.loads(raw.decode("utf-8"), parse_constant=_refuse_constant)
+        value = json.loads(
+            raw.decode("utf-8"),
+            parse_constant=_refuse_constant,
+            object_pairs_hook=_object_without_duplicates,
+        )
         if b"\\u" in raw:  # raw UTF-8 cannot carry a surrogate; only an escape can
             _refuse_unpaired_surrogates(value)
         return value
+    except _DuplicateKey as exc:
+        raise ValidationFailed(
+            f"The request body is not valid JSON: an object holds the key {quoted(exc.key)} "
+            "more than once.",
+            code="invalid_json",
+        ) from None
     except (UnicodeError, ValueError, RecursionError) as exc:
         raise ParseError("The request body is not valid JSON.") from exc
 
@@ -74,6 +103,18 @@ def refuse_overcomplex_body(raw: bytes) -> None:
             f"The request body holds more than {MAX_BODY_CONTAINERS} JSON objects and arrays.",
             code="request_too_complex",
         )
+
+
+def refuse_overlong_query_values(request) -> None:
+    """400 `invalid_parameter` naming a query parameter longer than any string input may be
+    (`MAX_STRING_LENGTH`): a filter, a cursor or an id is far shorter, and no value quoted in
+    an error then grows with the input (docs/api-conventions.md "String lengths")."""
+    for name, values in request.query_params.lists():
+        if any(len(value) > MAX_STRING_LENGTH for value in values):
+            raise ValidationFailed(
+                f"{quoted(name)} must be at most {MAX_STRING_LENGTH} characters.",
+                param=name[:MAX_STRING_LENGTH],
+            )
 
 
 # Methods whose requests carry no content here: a body sent with one is refused unread.

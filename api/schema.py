@@ -1,6 +1,8 @@
 """Schema operations the apps' migrations share."""
 
+from django.contrib.postgres.operations import AddIndexConcurrently as PostgresAddIndexConcurrently
 from django.db import migrations
+from django.db.migrations.operations import AddIndex
 
 
 def drop_pattern_indexes(*tables: str) -> migrations.RunPython:
@@ -29,3 +31,20 @@ def drop_pattern_indexes(*tables: str) -> migrations.RunPython:
             schema_editor.execute(f"DROP INDEX IF EXISTS {name}")
 
     return migrations.RunPython(forwards, migrations.RunPython.noop)
+
+
+class AddIndexConcurrently(PostgresAddIndexConcurrently):
+    """CREATE INDEX CONCURRENTLY on PostgreSQL: writers are not blocked while it builds (a
+    plain CREATE INDEX locks the table against writes for the whole build). Its migration
+    must say `atomic = False`. On the embedded SQLite, which has no such thing and holds
+    small tables, a plain index."""
+
+    def database_forwards(self, app_label, schema_editor, from_state, to_state):
+        if schema_editor.connection.vendor == "postgresql":
+            return super().database_forwards(app_label, schema_editor, from_state, to_state)
+        return AddIndex.database_forwards(self, app_label, schema_editor, from_state, to_state)
+
+    def database_backwards(self, app_label, schema_editor, from_state, to_state):
+        if schema_editor.connection.vendor == "postgresql":
+            return super().database_backwards(app_label, schema_editor, from_state, to_state)
+        return AddIndex.database_backwards(self, app_label, schema_editor, from_state, to_state)

@@ -29,6 +29,7 @@ from api.parsers import (
     BODYLESS_METHODS,
     refuse_any_body,
     refuse_overcomplex_body,
+    refuse_overlong_query_values,
     request_body,
 )
 
@@ -96,6 +97,7 @@ class ServiceAPIView(APIView):
     def initial(self, request, *args, **kwargs):
         super().initial(request, *args, **kwargs)  # authentication, permissions, rate limit
         self._budget = budgets.admit(request, self)  # before the body is read
+        refuse_overlong_query_values(request)
         if request.method in BODYLESS_METHODS:
             refuse_any_body(request)
             return

@@ -145,6 +145,20 @@ BODIES = {
     "worst: near-miss cards, 5 groups, narrow no-break spaces": repeated(
         "4242\u202f4242\u202f4242\u202f4241\u202f12;", '"', '"'
     ),
+    # separators added for issue 20: line breaks (raw, and escaped in a JSON string, which
+    # makes the guard decode the body), dashes and zero-width spaces
+    "worst: near-miss cards, 5 groups, CRLF line breaks": repeated(
+        "4242\r\n4242\r\n4242\r\n4241\r\n12;", '"', '"'
+    ),
+    "worst: near-miss cards, 5 groups, escaped line breaks": repeated(
+        "4242\\n4242\\n4242\\n4241\\n12;", '"', '"'
+    ),
+    "worst: near-miss cards, 5 groups, em dashes": repeated(
+        "4242\u20144242\u20144242\u20144241\u201412;", '"', '"'
+    ),
+    "worst: near-miss cards, 5 groups, zero-width spaces": repeated(
+        "4242\u200b4242\u200b4242\u200b4241\u200b12;", '"', '"'
+    ),
 }
 
 

@@ -143,27 +143,33 @@ class OwnRedis:
 # --- the service's processes ------------------------------------------------------------------
 
 
-def procfile(web_port: int, work: Path) -> dict[str, list[str]]:
-    """The Procfile's commands, so the suite runs exactly what `make run` runs (beat keeps its
-    schedule file in the suite's work directory), less scripts/supervise.py: the suite is the
-    supervisor of what it kills, and restarts it itself."""
+def procfile() -> dict[str, list[str]]:
+    """The Procfile's commands, so the suite runs exactly what `make run` runs, less
+    scripts/supervise.py: the suite is the supervisor of what it kills, and restarts it itself.
+    Each is `scripts/serve.py NAME`; `procfile_env` gives them their port and beat's schedule."""
     commands = {}
     for line in (ROOT / "Procfile").read_text().splitlines():
         name, _, command = line.partition(":")
-        command = command.replace("${VENV:-.venv}", ".venv")
-        command = command.replace("${WEB_PORT}", str(web_port))
-        command = command.replace("var/celerybeat-schedule", str(work / "celerybeat-schedule"))
-        argv = shlex.split(command)
+        argv = shlex.split(command.replace("${VENV:-.venv}", ".venv"))
         if argv[1:2] == ["scripts/supervise.py"]:
             argv = argv[3:]  # python scripts/supervise.py NAME COMMAND...
         commands[name.strip()] = argv
     return commands
 
 
+def procfile_env(web_port: int, work: Path) -> dict[str, str]:
+    """The web port, and beat's schedule file in the suite's work directory."""
+    return {"WEB_PORT": str(web_port), "BEAT_SCHEDULE": str(work / "celerybeat-schedule")}
+
+
 class Service:
     def __init__(self, env: dict, work: Path, web_port: int):
-        self.env, self.logs, self.web_port = env, work / "logs", web_port
-        self.commands = procfile(web_port, work)
+        self.env, self.logs, self.web_port = (
+            {**env, **procfile_env(web_port, work)},
+            work / "logs",
+            web_port,
+        )
+        self.commands = procfile()
         self.processes: dict[str, subprocess.Popen] = {}
         self.base = f"http://127.0.0.1:{web_port}/v1"
 

@@ -4,6 +4,7 @@ With no DATABASE_URL and no REDIS_URL the service runs on embedded defaults: a S
 under var/ and a filesystem Celery broker shared by the web, worker and beat processes.
 """
 
+import datetime
 import ipaddress
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
@@ -37,6 +38,8 @@ def _required_unless_debug(name: str, dev_value: str) -> str:
 
 
 SECRET_KEY = _required_unless_debug("DJANGO_SECRET_KEY", "dev-only-secret-key-not-for-production")
+# Rotation: previous keys, still accepted for what they signed (docs/production.md "Rotating").
+SECRET_KEY_FALLBACKS = env.list("DJANGO_SECRET_KEY_FALLBACKS", default=[])
 API_KEY_PEPPER = _required_unless_debug("API_KEY_PEPPER", "dev-only-pepper-not-for-production")
 # Pepper rotation: new keys are hashed with API_KEY_PEPPER under API_KEY_PEPPER_VERSION; keys
 # hashed under an older pepper keep working while it is listed here as "version=value,...".
@@ -151,6 +154,13 @@ else:
     # Django leaves psycopg's preparing off unless OPTIONS asks for it, so until 2026-11-23
     # nothing was prepared (~1 ms of PostgreSQL CPU a payment: docs/payments.md "Benchmark").
     options["prepare_threshold"] = 5 if options["server_side_binding"] else None
+    if options["server_side_binding"]:
+        # A prepared statement's generic plan is made without the merchant id: a small
+        # merchant's filtered list then walks a big merchant's rows (docs/data.md "Reads at
+        # scale"). Each execution is planned for its own parameters; the parse stays saved.
+        # Appended to any options the URL carries; not sent to a pooler (binding off there).
+        startup = options.get("options", "")
+        options["options"] = f"{startup} -c plan_cache_mode=force_custom_plan".strip()
     if env.bool("DATABASE_POOL", default=True):
         DATABASES["default"]["CONN_MAX_AGE"] = 0  # the pool owns connection lifetime
         options["pool"] = {
@@ -327,6 +337,19 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = env.int("API_MAX_BODY_BYTES", default=256 * 1024)
 # (short: the claim fences the work, docs/request-safety.md "Idempotency keys").
 IDEMPOTENCY_LEASE_SECONDS = env.int("IDEMPOTENCY_LEASE_SECONDS", default=30)
 
+# The request log kept per merchant for GET /v1/request-logs (docs/request-log.md): written by a
+# background thread of each process every REQUEST_LOG_FLUSH_SECONDS, kept this long.
+REQUEST_LOG_ENABLED = env.bool("REQUEST_LOG_ENABLED", default=True)
+REQUEST_LOG_FLUSH_SECONDS = env.float("REQUEST_LOG_FLUSH_SECONDS", default=1.0)
+REQUEST_LOG_RETENTION = datetime.timedelta(days=env.float("REQUEST_LOG_RETENTION_DAYS", default=30))
+if REQUEST_LOG_RETENTION < datetime.timedelta(days=1):
+    raise ImproperlyConfigured("REQUEST_LOG_RETENTION_DAYS must be at least 1.")
+CELERY_BEAT_SCHEDULE["api-purge-request-log"] = {
+    "task": "api.tasks.purge_old_request_log",
+    "schedule": 3600.0,
+    "options": {"expires": 3300},
+}
+
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
@@ -354,7 +377,16 @@ WEBHOOK_ALLOWED_NETWORKS = [
 WEBHOOK_CA_BUNDLE = env.str("WEBHOOK_CA_BUNDLE", default="") or None  # None: system CAs
 # Fernet keys for webhook secrets at rest, newest first; empty: derived from SECRET_KEY.
 WEBHOOK_ENCRYPTION_KEYS = env.list("WEBHOOK_ENCRYPTION_KEYS", default=[])
-CELERY_TASK_ROUTES = {"webhooks.tasks.*": {"queue": "webhooks"}}
+# Events (with their deliveries and attempts) are deleted this long after their creation
+# (docs/data.md "Retention"); the 72-hour retry window is the floor.
+EVENT_RETENTION = datetime.timedelta(days=env.float("EVENT_RETENTION_DAYS", default=30))
+if EVENT_RETENTION < datetime.timedelta(hours=72):
+    raise ImproperlyConfigured("EVENT_RETENTION_DAYS must be at least 3 (the retry window).")
+CELERY_TASK_ROUTES = {
+    # Housekeeping takes no delivery thread: an exact name wins over the pattern.
+    "webhooks.tasks.purge_old_events": {"queue": "celery"},
+    "webhooks.tasks.*": {"queue": "webhooks"},
+}
 CELERY_BEAT_SCHEDULE.update(
     {
         # Due first attempts and retries (rows with next_attempt_at), and expired leases.
@@ -362,6 +394,11 @@ CELERY_BEAT_SCHEDULE.update(
             "task": "webhooks.tasks.deliver_due",
             "schedule": 1.0,
             "options": {"expires": 0.9},
+        },
+        "webhooks-purge-old-events": {
+            "task": "webhooks.tasks.purge_old_events",
+            "schedule": 3600.0,
+            "options": {"expires": 3300},
         },
         # Events whose after-commit nudge was lost (spec "Retries and dead letter" 3).
         "webhooks-sweep": {
@@ -382,6 +419,11 @@ PAYMENT_TRANSACTION_LIMIT = env.int("PAYMENT_TRANSACTION_LIMIT", default=100_000
 # How old a `started` connector operation must be before beat takes it for abandoned by its
 # process and asks the connector again (longer than any connector call takes).
 OPERATION_RECOVERY_SECONDS = env.int("OPERATION_RECOVERY_SECONDS", default=60)
+# Finished operations are deleted this long after they started (docs/data.md "Retention"); the
+# 24-hour idempotency replay window (a retry resumes its operation) is the floor.
+OPERATION_RETENTION = datetime.timedelta(days=env.float("OPERATION_RETENTION_DAYS", default=7))
+if OPERATION_RETENTION < datetime.timedelta(days=2):
+    raise ImproperlyConfigured("OPERATION_RETENTION_DAYS must be at least 2.")
 if not 0 < PAYMENT_TRANSACTION_LIMIT < 2**53:
     raise ImproperlyConfigured("PAYMENT_TRANSACTION_LIMIT must be a positive integer below 2^53.")
 CELERY_BEAT_SCHEDULE.update(
@@ -403,6 +445,11 @@ CELERY_BEAT_SCHEDULE.update(
             "task": "payments.tasks.recover_operations",
             "schedule": 30.0,
             "options": {"expires": 25},
+        },
+        "payments-purge-finished-operations": {
+            "task": "payments.tasks.purge_finished_operations",
+            "schedule": 3600.0,
+            "options": {"expires": 3300},
         },
         "payments-purge-unused-tokens": {
             "task": "payments.tasks.purge_unused_tokens",

@@ -25,6 +25,9 @@ os.environ.setdefault("WEB_THREADS", "0")
 
 from config.settings import *  # noqa: E402,F403
 
+# No background thread: a test reads the request log after api.requestlog.writer.flush(), on
+# its own connection (inside its transaction).
+REQUEST_LOG_FLUSH_SECONDS = 0
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 STORAGES["staticfiles"]["BACKEND"] = "django.contrib.staticfiles.storage.StaticFilesStorage"  # noqa: F405
 STATIC_ROOT.mkdir(parents=True, exist_ok=True)  # noqa: F405  (whitenoise warns on a missing root)

@@ -6,6 +6,7 @@ from drf_spectacular.views import (
     SpectacularYAMLAPIView,
 )
 
+from api.request_logs import RequestLogList
 from api.views import unrecognized_path
 
 handler404 = "api.views.handler404"
@@ -34,6 +35,7 @@ urlpatterns = [
     path("", include("refunds.urls")),
     path("", include("sandbox.urls")),
     path("", include("webhooks.urls")),
+    path("v1/request-logs", RequestLogList.as_view()),
     # Keep last: rooms add their routes above.
     re_path(API_FALLBACK, unrecognized_path),
 ]

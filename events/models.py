@@ -33,6 +33,8 @@ class Event(models.Model):
         permissions = [("resend_event", "Can resend events to their endpoints")]
         indexes = [
             models.Index(fields=["merchant", "livemode", "-id"], name="event_list"),
+            # GET /v1/events?type= (docs/data.md "Reads at scale").
+            models.Index(fields=["merchant", "livemode", "type", "-id"], name="event_type"),
             models.Index(fields=["merchant", "livemode", "resource_id"], name="event_resource"),
             models.Index(
                 fields=["created"],

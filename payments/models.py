@@ -40,6 +40,14 @@ class Token(models.Model):
     expires_at = models.DateTimeField()
     used_at = models.DateTimeField(null=True, blank=True)
 
+    class Meta:
+        indexes = [
+            # The hourly purge of unused tokens reads only them, oldest first (docs/data.md).
+            models.Index(
+                fields=["expires_at"], condition=Q(used_at__isnull=True), name="token_unused"
+            )
+        ]
+
     def __str__(self):
         return f"{self.brand} •••• {self.last4} ({self.id})"
 
@@ -102,6 +110,10 @@ class Payment(models.Model):
     # When time acts on the payment next: expiry of pending / requires_action / authorized, or
     # resolution of processing. Null when nothing is scheduled.
     due_at = models.DateTimeField(null=True, blank=True)
+    # Test mode: seconds this payment's clock was moved forward (sandbox time travel); null
+    # when never. Nullable and unchecked: adding it rewrites and scans nothing, and code of the
+    # previous release still inserts payments (docs/production.md "Upgrading").
+    clock_advanced_by = models.IntegerField(null=True, blank=True)
 
     class Meta:
         permissions = [
@@ -111,6 +123,15 @@ class Payment(models.Model):
         ]
         indexes = [
             models.Index(fields=["merchant", "livemode", "-id"], name="payment_list"),
+            # The list's filters (docs/data.md "Reads at scale"): a status, currency or method
+            # the merchant has few payments in is found at once, not by walking all of them.
+            models.Index(fields=["merchant", "livemode", "status", "-id"], name="payment_status"),
+            models.Index(
+                fields=["merchant", "livemode", "currency", "-id"], name="payment_currency"
+            ),
+            models.Index(
+                fields=["merchant", "livemode", "method_type", "-id"], name="payment_method"
+            ),
             models.Index(fields=["merchant", "livemode", "reference"], name="payment_reference"),
             models.Index(
                 fields=["status", "due_at"], condition=Q(due_at__isnull=False), name="payment_due"
@@ -217,7 +238,15 @@ class Operation(models.Model):
             )
         ]
         indexes = [
-            models.Index(fields=["created"], condition=Q(state="started"), name="operation_started")
+            models.Index(
+                fields=["created"], condition=Q(state="started"), name="operation_started"
+            ),
+            # A retry of a request that died mid-operation finds its operation by its claim.
+            models.Index(
+                fields=["idempotency_record_id"],
+                condition=Q(idempotency_record_id__isnull=False),
+                name="operation_claim",
+            ),
         ]
 
     def __str__(self):

@@ -5,7 +5,14 @@ input serializers themselves; responses declare what payment_to_dict / token_to_
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
 
-from api.openapi import PAGE_PARAMETERS, ObjectName, error_responses, exchange, list_of
+from api.openapi import (
+    PAGE_PARAMETERS,
+    QUERY_STRING,
+    ObjectName,
+    error_responses,
+    exchange,
+    list_of,
+)
 from payments.models import Payment as PaymentModel
 from payments.models import Token as TokenModel
 from payments.serializers import (
@@ -50,6 +57,11 @@ class Payment(serializers.Serializer):
     captured_at = serializers.DateTimeField(**TIMESTAMP)
     canceled_at = serializers.DateTimeField(**TIMESTAMP)
     next_action = serializers.DictField(required=False, help_text="Only in requires_action.")
+    clock_advanced_by = serializers.IntegerField(
+        required=False,
+        help_text="Test mode: seconds this payment's clock was moved forward by "
+        "POST /v1/sandbox/advance-clock/:paymentId; absent when never.",
+    )
 
 
 class TokenCard(serializers.Serializer):
@@ -72,7 +84,7 @@ class Token(serializers.Serializer):
 
 LIST_PARAMETERS = [
     *PAGE_PARAMETERS,
-    *(OpenApiParameter(name, str, required=False) for name in LIST_FILTERS),
+    *(OpenApiParameter(name, QUERY_STRING, required=False) for name in LIST_FILTERS),
 ]
 
 # A decline is a committed 402 (payments.views.raise_for_outcome); every POST documents 422.

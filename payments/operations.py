@@ -22,6 +22,8 @@ from django.utils import timezone
 
 from api.errors import ProcessingFailed, ServiceError
 from api.idempotency import held_claim_id, insert_while_held
+from api.ids import id_floor
+from api.retention import purge_rows
 from api.rows import Columns, changed_a_row
 from payments.models import Operation
 
@@ -131,3 +133,12 @@ def operations_recover(kinds: Iterable[str], recover: Callable[[Operation], obje
         except ServiceError as exc:
             log.error("could not recover %s: %s (%s)", operation.pk, exc.message, exc.code)
     return len(operations)
+
+
+def operations_purge() -> int:
+    """Beat: finished operations older than OPERATION_RETENTION (docs/data.md "Retention"):
+    past the 24-hour replay window no request resumes them, and recovery takes only `started`
+    ones. Found by primary key (time-ordered ids); -> how many were deleted."""
+    cutoff = timezone.now() - settings.OPERATION_RETENTION
+    old = Operation.objects.filter(pk__lt=id_floor("op", cutoff), created__lt=cutoff)
+    return purge_rows(old.exclude(state=STARTED), order="pk")

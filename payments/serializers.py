@@ -1,16 +1,20 @@
 """Payments on the wire: input serializers (kept apart) and the one renderer of a payment,
 used for API responses and event payloads alike."""
 
+import datetime
+
 from django.core.validators import RegexValidator
 from rest_framework import serializers
 
 from api.currencies import normalise_currency
-from api.errors import ValidationFailed
+from api.errors import ValidationFailed, quoted
 from api.fields import (
     AmountField,
     CurrencyField,
+    IdField,
     MetadataField,
     StrictCharField,
+    StrictChoiceField,
     parse_time_filter,
 )
 from api.ids import is_id
@@ -37,18 +41,23 @@ class MethodTypeField(StrictCharField):
     def to_internal_value(self, data):
         value = super().to_internal_value(data)
         if find_method(value) is None:
-            raise serializers.ValidationError(f"Unknown payment method type: {value!r}.")
+            raise serializers.ValidationError(f"Unknown payment method type: {quoted(value)}.")
         return value
 
 
 class PaymentMethodInput(serializers.Serializer):
     type = MethodTypeField()
-    token = StrictCharField(required=False, allow_null=True)
+    token = IdField(required=False, allow_null=True)
 
 
 class BillingAddressInput(serializers.Serializer):
     country = serializers.RegexField(
-        r"^[A-Za-z]{2}$", error_messages={"invalid": "Must be a 2-letter country code."}
+        r"^[A-Za-z]{2}$",
+        max_length=2,
+        error_messages={
+            "invalid": "Must be a 2-letter country code.",
+            "max_length": "Must be a 2-letter country code.",
+        },
     )
     line1 = StrictCharField(required=False, allow_null=True, max_length=200)
     line2 = StrictCharField(required=False, allow_null=True, max_length=200)
@@ -60,7 +69,7 @@ class BillingAddressInput(serializers.Serializer):
         return value.upper()
 
 
-class CustomerIdField(StrictCharField):
+class CustomerIdField(IdField):
     def to_internal_value(self, data):
         value = super().to_internal_value(data)
         if not is_id(value, "cus"):
@@ -70,13 +79,14 @@ class CustomerIdField(StrictCharField):
 
 class CustomerInput(serializers.Serializer):
     id = CustomerIdField(required=False, allow_null=True)
-    email = serializers.EmailField(required=False, allow_null=True)
+    email = serializers.EmailField(required=False, allow_null=True, max_length=254)  # RFC 5321
     name = StrictCharField(required=False, allow_null=True, max_length=200)
     phone = StrictCharField(required=False, allow_null=True, max_length=40)
     billing_address = BillingAddressInput(required=False, allow_null=True)
 
 
 STATEMENT_DESCRIPTOR = r"\A[A-Za-z0-9 *.\-]{2,22}\Z"  # \Z: `$` would let "ab\n" through
+STATEMENT_DESCRIPTOR_RULE = "Must be 2-22 characters: letters, digits, spaces, '*', '.', '-'."
 
 
 class PaymentCreateInput(serializers.Serializer):
@@ -84,7 +94,7 @@ class PaymentCreateInput(serializers.Serializer):
     currency = CurrencyField()
     reference = StrictCharField(min_length=1, max_length=64)
     payment_method = PaymentMethodInput()
-    capture_method = serializers.ChoiceField(
+    capture_method = StrictChoiceField(
         choices=Payment.CaptureMethod.choices, default=Payment.CaptureMethod.AUTOMATIC
     )
     description = StrictCharField(required=False, allow_null=True, allow_blank=True, max_length=500)
@@ -93,12 +103,9 @@ class PaymentCreateInput(serializers.Serializer):
     statement_descriptor = StrictCharField(
         required=False,
         allow_null=True,
-        validators=[
-            RegexValidator(
-                STATEMENT_DESCRIPTOR,
-                "Must be 2-22 characters: letters, digits, spaces, '*', '.', '-'.",
-            )
-        ],
+        max_length=22,
+        error_messages={"max_length": STATEMENT_DESCRIPTOR_RULE},
+        validators=[RegexValidator(STATEMENT_DESCRIPTOR, STATEMENT_DESCRIPTOR_RULE)],
     )
     metadata = MetadataField(required=False)
 
@@ -154,6 +161,8 @@ def payment_to_dict(payment: Payment) -> dict:
     }
     if payment.status == Status.REQUIRES_ACTION and payment.next_action:
         data["next_action"] = payment.next_action
+    if payment.clock_advanced_by is not None:
+        data["clock_advanced_by"] = payment.clock_advanced_by  # test mode: sandbox time travel
     return data
 
 
@@ -179,7 +188,7 @@ def _statuses(value: str) -> list[str]:
     statuses = [part.strip() for part in value.split(",")]
     unknown = [status for status in statuses if status not in Status.values]
     if unknown:
-        raise ValueError(f"Unknown status: {unknown[0]!r}.")
+        raise ValueError(f"Unknown status: {quoted(unknown[0])}.")
     return statuses
 
 
@@ -192,7 +201,7 @@ def _currency(value: str) -> str:
 
 def _method_type(value: str) -> str:
     if find_method(value) is None:
-        raise ValueError(f"Unknown payment method type: {value!r}.")
+        raise ValueError(f"Unknown payment method type: {quoted(value)}.")
     return value
 
 
@@ -207,6 +216,22 @@ def _time(value: str):
     if parsed is None:
         raise ValueError("Must be an RFC 3339 time with a zone, or unix seconds.")
     return parsed
+
+
+def _from_second(value: str) -> datetime.datetime:
+    """created[gte]: from the start of the given second (timestamps are whole seconds on the
+    wire, so 12:00:00.5 names the second a payment shown as 12:00:00Z was created in)."""
+    return _time(value).replace(microsecond=0)
+
+
+def _after_second(value: str) -> datetime.datetime:
+    """created[lte]: up to the end of the given second, as the first instant after it (a
+    payment created at 12:00:00.7 is shown as 12:00:00Z and must be in `lte=12:00:00Z`)."""
+    second = _from_second(value)
+    try:
+        return second + datetime.timedelta(seconds=1)
+    except OverflowError:  # the last second datetime can hold: nothing lies beyond it
+        return datetime.datetime.max.replace(tzinfo=datetime.UTC)
 
 
 def _reference(value: str) -> str:
@@ -228,8 +253,8 @@ LIST_FILTERS = {
     "reference": ("reference", _reference),
     "customer": ("customer", _customer),
     "method_type": ("method_type", _method_type),
-    "created[gte]": ("created__gte", _time),
-    "created[lte]": ("created__lte", _time),
+    "created[gte]": ("created__gte", _from_second),
+    "created[lte]": ("created__lt", _after_second),
     "amount[gte]": ("amount__gte", _amount),
     "amount[lte]": ("amount__lte", _amount),
 }

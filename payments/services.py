@@ -10,6 +10,7 @@ payment is busy: no other change may begin, so exactly one caller reaches the co
 """
 
 import datetime
+import logging
 from dataclasses import dataclass
 
 from django.conf import settings
@@ -37,6 +38,8 @@ from payments.states import LIFETIMES, STATUS_EVENTS, Status, Trigger, check_tra
 from payments.tokens import card_of, token_release, token_take
 
 AUTOMATIC = Payment.CaptureMethod.AUTOMATIC
+
+log = logging.getLogger(__name__)
 
 
 # --- applying results ------------------------------------------------------------------------
@@ -319,7 +322,6 @@ def _outcome(operation: Operation, applied: Applied) -> Payment:
 
 def _apply_create(operation: Operation, payment: Payment, answer: Authorization) -> Applied:
     now = timezone.now()
-    payment.created = now
     target = _take_authorization(payment, answer, now)
     check_transition(None, Trigger.CREATE, target)
     # payment.created for every new payment, then the event of the status it landed in; all
@@ -348,6 +350,7 @@ def _subject(operation: Operation) -> Payment:
     if operation.kind == Kind.CREATE:
         payment = Payment(**{field: request[field] for field in CREATE_FIELDS})
         payment.merchant = Merchant.objects.get(pk=payment.merchant_id)
+        payment.created = operation.created  # its request's moment, not the recovery's
     else:
         payment = Payment.objects.select_related("merchant", "token").get(pk=operation.payment_id)
     if operation.kind == Kind.CONFIRM:
@@ -423,6 +426,9 @@ def payment_create(
     _check_account(merchant, amount)
     route(merchant_id=merchant.pk, livemode=livemode, method=method, currency=currency)
     payment = Payment(
+        # The request's moment, as its id's (made here too), not the connector's answer's: a
+        # `created` window is then an id window (payments.selectors.payment_list).
+        created=timezone.now(),
         merchant=merchant,
         livemode=livemode,
         amount=amount,
@@ -453,7 +459,6 @@ def _create_pending(payment: Payment, api_version: str | None) -> Payment:
     """A card-like payment without a token waits for its confirm: no connector call."""
     with transaction.atomic():
         now = timezone.now()
-        payment.created = now
         _enter(payment, Status.PENDING, now)
         check_transition(None, Trigger.CREATE, Status.PENDING)
         _emit(payment, ["payment.created"], None, api_version, new=True)
@@ -472,6 +477,9 @@ def _start(
         locked = _lock_for(payment, TRIGGERS[kind])
         if check is not None:
             request = {**request, **check(locked)}
+        # A payment no connector serves any more (its live route removed) is refused before
+        # an operation is recorded: one left `started` would be retried by recovery forever.
+        connector_of(locked)
         operation = operation_start(
             kind, payment_id=locked.pk, request=request, api_version=api_version
         )
@@ -538,7 +546,14 @@ def payment_as_of_now(*, payment: Payment, api_version: str | None = None) -> Pa
     expired, before anyone sees it (so a read agrees with what an action would meet)."""
     if _lifetime_over(payment, timezone.now()):
         return payment_expire(payment=payment, api_version=api_version)
-    return payment_resolve_if_due(payment=payment, api_version=api_version)
+    try:
+        return payment_resolve_if_due(payment=payment, api_version=api_version)
+    except ServiceError as exc:
+        # A read answers with what is stored: one payment the connector cannot settle now
+        # must not fail a retrieve, nor every page of a list. It stays processing and due;
+        # beat's resolve sweep asks again (nothing is left `started`: see _ask and _start).
+        log.warning("read shows %s processing: %s (%s)", payment.pk, exc.message, exc.code)
+        return payment
 
 
 def payment_capture(

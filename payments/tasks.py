@@ -13,7 +13,7 @@ from celery import shared_task
 from api.errors import ServiceError
 from payments import selectors, services
 from payments.models import Payment
-from payments.operations import operations_recover
+from payments.operations import operations_purge, operations_recover
 from payments.states import LIFETIMES, Status
 from payments.tokens import tokens_purge_unused
 
@@ -63,3 +63,9 @@ def recover_operations() -> int:
 def purge_unused_tokens() -> int:
     """Beat, hourly: tokens that expired unused over a day ago."""
     return tokens_purge_unused()
+
+
+@shared_task
+def purge_finished_operations() -> int:
+    """Beat, hourly: connector operations finished longer than OPERATION_RETENTION_DAYS ago."""
+    return operations_purge()

@@ -8,7 +8,8 @@ from django.db import connection
 from django.utils import timezone
 
 from accounts.models import Merchant
-from api.errors import ValidationFailed
+from api.errors import ValidationFailed, quoted
+from api.retention import purge_rows
 from api.rows import Columns, ModelRows
 from payments.methods import Method
 from payments.models import Token
@@ -56,7 +57,7 @@ def token_take(*, merchant: Merchant, livemode: bool, token_id: str, method: Met
         return token
     token = Token.objects.filter(pk=token_id, merchant=merchant, livemode=livemode).first()
     if token is None:
-        raise _token_error(f"No such token: {token_id!r}.")
+        raise _token_error(f"No such token: {quoted(token_id)}.")
     if token.used_at is not None:
         raise _token_error("This token has already been used; tokens are single-use.")
     if token.expires_at <= now:
@@ -94,5 +95,6 @@ UNUSED_TOKEN_RETENTION = datetime.timedelta(days=1)
 def tokens_purge_unused() -> int:
     """Deletes tokens that expired unused over UNUSED_TOKEN_RETENTION ago; returns how many."""
     cutoff = timezone.now() - UNUSED_TOKEN_RETENTION
-    deleted, _ = Token.objects.filter(used_at__isnull=True, expires_at__lte=cutoff).delete()
-    return deleted
+    return purge_rows(
+        Token.objects.filter(used_at__isnull=True, expires_at__lte=cutoff), order="expires_at"
+    )

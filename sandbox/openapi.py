@@ -49,3 +49,28 @@ test_card_list = extend_schema(
     },
 )
 advance = extend_schema(request=None, responses={200: Payment})
+advance_clock = extend_schema(
+    summary="Move a test payment's clock forward",
+    description=(
+        "Sandbox time travel (not in the spec; additive). Every timed transition of this "
+        "payment due within `seconds` happens now, in order, with the same events and "
+        "webhooks as when the time comes: pending and requires_action expire after an hour, "
+        "authorized after 7 days, processing resolves after 30 seconds. What is left brings "
+        "the next deadline closer. The payment then carries `clock_advanced_by`, the seconds "
+        "its clock has moved in all. Test keys only (live keys: 403 `test_mode_required`)."
+    ),
+    responses={200: Payment},
+)
+retry_now = extend_schema(
+    summary="Make a test event's webhook retries due now",
+    description=(
+        "Sandbox time travel for webhooks (not in the spec; additive). Every delivery of this "
+        "test event waiting for its next retry is attempted now instead of when the schedule "
+        "says (10 s, 1 min, 5 min, 30 min, 2 h, 6 h, 24 h); a failed attempt schedules the "
+        "next as usual, so calling it after each attempt walks the schedule to the dead "
+        "letter in minutes. Answers 202 with the event and its attempts so far. Test keys "
+        "only (live keys: 403 `test_mode_required`)."
+    ),
+    request=None,
+    responses={202: EventWithAttempts},
+)

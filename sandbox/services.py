@@ -8,6 +8,7 @@ from django.utils.crypto import salted_hmac
 
 from accounts.models import Merchant
 from api.errors import NotFound, ValidationFailed
+from api.retention import purge_rows
 from payments.models import Payment, Token
 from payments.services import payment_complete_action
 from sandbox.cards import CARDS_BY_NUMBER
@@ -83,8 +84,7 @@ CHALLENGE_RETENTION = datetime.timedelta(days=1)
 def challenge_sessions_purge() -> int:
     """Deletes challenge sessions opened over CHALLENGE_RETENTION ago; returns how many."""
     cutoff = timezone.now() - CHALLENGE_RETENTION
-    deleted, _ = ChallengeSession.objects.filter(created__lte=cutoff).delete()
-    return deleted
+    return purge_rows(ChallengeSession.objects.filter(created__lte=cutoff), order="created")
 
 
 def _unused_sessions(session_id: str):

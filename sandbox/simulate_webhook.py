@@ -14,8 +14,8 @@ from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.response import Response
 
-from api.errors import NotFound, ValidationFailed
-from api.fields import StrictCharField
+from api.errors import NotFound, ValidationFailed, quoted
+from api.fields import IdField, StrictChoiceField
 from api.renderers import format_timestamp
 from api.validation import validated
 from api.views import ServiceAPIView
@@ -172,14 +172,14 @@ def resource_object(merchant, event_type: str, resource: str | None) -> dict:
     if newest is not None:
         return newest.data["object"]
     if resource is not None:
-        raise NotFound(f"No such test-mode resource: {resource}.", param="resource")
+        raise NotFound(f"No such test-mode resource: {quoted(resource)}.", param="resource")
     return synthetic_object(event_type)
 
 
 class SimulateInput(serializers.Serializer):
-    type = serializers.ChoiceField(choices=sorted(EVENT_TYPES))
-    endpoint = StrictCharField(required=False, allow_null=True)
-    resource = StrictCharField(required=False, allow_null=True)
+    type = StrictChoiceField(choices=sorted(EVENT_TYPES))
+    endpoint = IdField(required=False, allow_null=True)
+    resource = IdField(required=False, allow_null=True)
 
 
 class SimulateWebhook(ServiceAPIView):

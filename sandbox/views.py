@@ -1,5 +1,6 @@
 """Test-mode endpoints (spec "Test-mode endpoints") and the simulated challenge page."""
 
+import datetime
 from functools import partial
 
 from django.http import HttpResponseRedirect
@@ -10,6 +11,7 @@ from rest_framework import serializers
 from rest_framework.response import Response
 
 from api.errors import NotFound, ProcessingFailed
+from api.fields import StrictChoiceField
 from api.pagination import list_envelope, paginate_fixed
 from api.validation import validated
 from api.views import ServiceAPIView
@@ -20,16 +22,21 @@ from payments.states import Status
 from payments.views import PaymentMixin, rendered
 from sandbox import openapi, overrides
 from sandbox.cards import CARDS
+from sandbox.clock import MAX_TRAVEL, event_retries_now, payment_advance_clock
 from sandbox.services import challenge_answer, challenge_open, token_create
+from webhooks.selectors import event_get
+from webhooks.serializers import event_with_attempts
 
 
 class TokenInput(serializers.Serializer):
-    type = serializers.ChoiceField(choices=Token.Type.choices, default=Token.Type.CARD)
+    type = StrictChoiceField(choices=Token.Type.choices, default=Token.Type.CARD)
     number = StrictCharField(max_length=64)
     exp_month = serializers.IntegerField(min_value=1, max_value=12)
     exp_year = serializers.IntegerField(min_value=0, max_value=9999)
     cvc = serializers.RegexField(
-        r"^[0-9]{3,4}$", error_messages={"invalid": "Must be 3 or 4 digits."}
+        r"^[0-9]{3,4}$",
+        max_length=4,
+        error_messages=dict.fromkeys(("invalid", "max_length"), "Must be 3 or 4 digits."),
     )
     name = StrictCharField(required=False, allow_null=True, max_length=200)
 
@@ -91,6 +98,42 @@ class Advance(PaymentMixin, ServiceAPIView):
             api_version=request.api_version,
         )
         return self.operate(resolve, rendered)
+
+
+class AdvanceClockInput(serializers.Serializer):
+    seconds = serializers.IntegerField(min_value=1, max_value=int(MAX_TRAVEL.total_seconds()))
+
+
+class AdvanceClock(PaymentMixin, ServiceAPIView):
+    """Sandbox time travel (docs/sandbox.md): the payment's timed transitions due within
+    `seconds` happen now."""
+
+    test_mode_only = True
+
+    @openapi.advance_clock
+    @extend_schema(request=AdvanceClockInput)
+    def post(self, request, payment_id):
+        data = validated(AdvanceClockInput, request.data)
+        travel = partial(
+            payment_advance_clock,
+            payment=self.payment(request, payment_id),
+            by=datetime.timedelta(seconds=data["seconds"]),
+            api_version=request.api_version,
+        )
+        return self.operate(travel, rendered)
+
+
+class RetryNow(ServiceAPIView):
+    """A test event's retries made due now (docs/sandbox.md "Time travel"); 202: the workers
+    make the attempts, which appear on GET /v1/events/:id."""
+
+    test_mode_only = True
+
+    @openapi.retry_now
+    def post(self, request, event_id):
+        event = event_get(merchant=request.merchant, livemode=request.livemode, event_id=event_id)
+        event_retries_now(event=event)
+        return Response(event_with_attempts(event), status=202)
 
 
 CHALLENGE_ACTIONS = ("approve", "decline", "timeout")

@@ -4,7 +4,8 @@
 # fail loudly if they cannot be reached. Outside CI they are used when reachable; otherwise the
 # suite runs on the embedded defaults (SQLite + filesystem broker) and says so.
 # TEST_ON=embedded runs it on the embedded defaults whatever is reachable. Under CI=true the
-# suite then runs a second time, on the embedded defaults.
+# suite then runs a second time, on the embedded defaults, and, in between, the smoke test and
+# the tests that start no process run on Python 3.12 and 3.13 (the suite's own venv is 3.11).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=.venv/bin/python
@@ -36,12 +37,43 @@ wait_for() {  # wait_for CHECK URL: up to 30 s
   return 1
 }
 
+find_python() {  # find_python 3.12: an interpreter of that version (PATH, then pyenv's versions)
+  local candidate
+  for candidate in "python$1" "$(pyenv root 2>/dev/null)"/versions/"$1".*/bin/"python$1"; do
+    "$candidate" -c 'import sys' >/dev/null 2>&1 && { command -v "$candidate"; return 0; }
+  done
+  return 1
+}
+on_other_pythons() {  # the smoke test and the unit and API tests on every other supported Python
+  local version interpreter venv
+  for version in 3.12 3.13; do
+    interpreter=$(find_python "$version") \
+      || { echo "FATAL: Python $version is not installed; CI proves every supported version" >&2; exit 1; }
+    venv="var/venv-$version"
+    [ -x "$venv/bin/python" ] || "$interpreter" -m venv "$venv"
+    "$venv/bin/python" -m pip install --quiet --upgrade pip
+    "$venv/bin/python" -m pip install --quiet -e ".[test]"
+    echo "NOTE: CI: Python $version: the smoke test, then the tests that start no process."
+    "$venv/bin/pytest" -p no:cacheprovider -q -m smoke "$@"
+    "$venv/bin/pytest" -p no:cacheprovider -q -m "not e2e" --ignore=tests/browser "$@"
+  done
+}
+
 ensure_chromium() {  # tests/browser drive Debian's Chromium (Playwright downloads no browser)
   [ -n "${CHROMIUM:-}" ] || command -v chromium >/dev/null && return 0
   echo "Chromium is absent: installing Debian's chromium for the browser tests."
   { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; } >&2 || true
   command -v chromium >/dev/null \
     || { echo "FATAL: Chromium is not installed and apt-get could not install it" >&2; exit 1; }
+}
+
+ensure_haproxy() {  # tests/e2e/test_fleet.py puts Debian's haproxy in front of two nodes
+  command -v haproxy >/dev/null || [ -x /usr/sbin/haproxy ] && return 0
+  [ "${CI:-}" = "true" ] || { echo "NOTE: haproxy is absent: the multi-node test is skipped."; return 0; }
+  echo "haproxy is absent: installing Debian's haproxy for the multi-node test."
+  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq haproxy; } >&2 || true
+  command -v haproxy >/dev/null || [ -x /usr/sbin/haproxy ] \
+    || { echo "FATAL: haproxy is not installed and apt-get could not install it" >&2; exit 1; }
 }
 
 DB_URL="${DATABASE_URL:-$PG_URL_DEFAULT}"
@@ -66,6 +98,7 @@ fi
 echo "test database: ${DATABASE_URL:-embedded SQLite}; broker: ${REDIS_URL:-embedded filesystem}"
 
 ensure_chromium
+ensure_haproxy
 .venv/bin/ruff check .
 .venv/bin/ruff format --check .
 .venv/bin/lint-imports
@@ -73,6 +106,7 @@ if [ "${CI:-}" = "true" ] && [ "${TEST_ON:-}" != "embedded" ]; then
   # CI also runs the suite on the embedded defaults, which `make run` uses: their code paths
   # (SQLite, the filesystem broker) are tested too. -rs lists every skip with its reason.
   .venv/bin/pytest -p no:cacheprovider "$@"
+  on_other_pythons "$@"
   echo "NOTE: CI: the suite again, on the embedded defaults (SQLite + filesystem broker)."
   exec env -u DATABASE_URL -u REDIS_URL .venv/bin/pytest -p no:cacheprovider -rs "$@"
 fi

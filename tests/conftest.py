@@ -10,7 +10,7 @@ from django.db import connection
 from rest_framework.test import APIClient
 
 from accounts.services import merchant_create
-from api import breaker, ratelimit, revision
+from api import breaker, ratelimit, requestlog, revision
 from api.redisclient import primary_client
 from tests.racing import Api
 from tests.sick import HANG, Proxy
@@ -178,3 +178,10 @@ def redis_cache_at(settings, url: str) -> None:
     store = {**redis_store(url), "OPTIONS": settings.REDIS_CLIENT_OPTIONS}
     settings.CACHES = {**settings.CACHES, "default": store}
     settings.API_RATE_LIMIT_CACHE = "default"
+
+
+@pytest.fixture(autouse=True)
+def _empty_request_log_queue():
+    """Each test's request log starts empty (settings_test: no writer thread; a test that
+    reads the log flushes it on its own connection)."""
+    requestlog.writer.clear()

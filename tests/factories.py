@@ -5,10 +5,22 @@ from django.utils import timezone
 
 from accounts.models import ApiKey, Merchant
 from accounts.services import api_key_issue
+from api.ids import id_floor, new_ulid
 from payments.models import Payment, Token
 from payments.states import Status
 from refunds.models import Refund
 from refunds.states import RefundStatus
+
+
+def id_made_at(prefix: str, moment: datetime.datetime) -> str:
+    """A `<prefix>_` id made at `moment`. The process's own generator never goes back in time
+    (ids stay sorted), so under time-machine it would keep today's millisecond."""
+    return id_floor(prefix, moment)[:-16] + new_ulid()[10:]
+
+
+def id_made_now(prefix: str) -> str:
+    """An id made at the current (possibly travelled) time."""
+    return id_made_at(prefix, timezone.now())
 
 
 class MerchantFactory(factory.django.DjangoModelFactory):
@@ -82,6 +94,9 @@ class PaymentFactory(factory.django.DjangoModelFactory):
 
     merchant = factory.SubFactory(MerchantFactory)
     livemode = False
+    created = factory.LazyFunction(timezone.now)
+    # Made at its `created`, as the service makes them (payments.services._create_pending).
+    id = factory.LazyAttribute(lambda p: id_made_at("pay", p.created))
     status = Status.PENDING
     amount = 1000
     currency = "eur"

@@ -100,3 +100,12 @@ def test_production_without_a_dev_env_refuses_to_start(tmp_path):
     result = import_settings(ENV_FILE=str(tmp_path / "absent.env"))
     assert result.returncode != 0
     assert "DJANGO_SECRET_KEY must be set" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("name", "value"), [("EVENT_RETENTION_DAYS", "2.9"), ("OPERATION_RETENTION_DAYS", "1")]
+)
+def test_a_retention_below_its_floor_is_refused(name, value):
+    result = import_settings(DEBUG="true", **{name: value})
+    assert result.returncode != 0
+    assert f"{name} must be at least" in result.stderr

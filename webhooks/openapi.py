@@ -3,10 +3,10 @@
 from drf_spectacular.utils import OpenApiParameter, OpenApiWebhook, extend_schema
 from rest_framework import serializers
 
-from api.openapi import PAGE_PARAMETERS, ObjectName, exchange, list_of
+from api.openapi import PAGE_PARAMETERS, QUERY_STRING, ObjectName, exchange, list_of
 from events.catalogue import EVENT_TYPES
 from webhooks.models import Attempt
-from webhooks.serializers import MAX_PATTERNS, EndpointInput, ResendInput
+from webhooks.serializers import MAX_PATTERN_LENGTH, MAX_PATTERNS, EndpointInput, ResendInput
 
 ENDPOINT_STATUSES = ["enabled", "disabled"]
 EVENT_TYPE_CHOICES = sorted(EVENT_TYPES)
@@ -18,7 +18,7 @@ class WebhookEndpointInput(EndpointInput):
 
     url = serializers.URLField(max_length=2048, help_text="An absolute https URL.")
     enabled_events = serializers.ListField(
-        child=serializers.CharField(),
+        child=serializers.CharField(max_length=MAX_PATTERN_LENGTH),
         required=False,
         allow_empty=False,
         max_length=MAX_PATTERNS,
@@ -117,8 +117,8 @@ endpoint_roll_secret = extend_schema(request=None, responses={200: WebhookEndpoi
 event_list = extend_schema(
     parameters=[
         *PAGE_PARAMETERS,
-        OpenApiParameter("type", str, required=False, description="An event type."),
-        OpenApiParameter("resource", str, required=False, description="A resource id."),
+        OpenApiParameter("type", QUERY_STRING, required=False, description="An event type."),
+        OpenApiParameter("resource", QUERY_STRING, required=False, description="A resource id."),
     ],
     responses={200: list_of(Event, "EventList")},
 )

@@ -2,7 +2,8 @@
 
 from rest_framework import serializers
 
-from api.fields import StrictCharField
+from api.errors import quoted
+from api.fields import IdField, StrictCharField
 from api.renderers import format_timestamp
 from events.catalogue import is_valid_pattern
 from events.models import Event
@@ -11,6 +12,7 @@ from webhooks.models import Attempt, WebhookEndpoint
 
 MAX_PATTERNS = 64
 MAX_DESCRIPTION = 200
+MAX_PATTERN_LENGTH = 100  # the longest event type is 26 characters
 
 
 class EndpointInput(serializers.Serializer):
@@ -25,9 +27,14 @@ class EndpointInput(serializers.Serializer):
 
     def validate_enabled_events(self, patterns):
         for pattern in patterns:
+            if isinstance(pattern, str) and len(pattern) > MAX_PATTERN_LENGTH:
+                raise serializers.ValidationError(
+                    f"Patterns are at most {MAX_PATTERN_LENGTH} characters: {quoted(pattern)}."
+                )
             if not is_valid_pattern(pattern):
                 raise serializers.ValidationError(
-                    f"{pattern!r} is not an event type, a family pattern such as payment.* or *."
+                    f"{quoted(pattern)} is not an event type, a family pattern such as "
+                    "payment.* or *."
                 )
         return list(dict.fromkeys(patterns))  # a repeated pattern adds nothing
 
@@ -73,4 +80,4 @@ def event_with_attempts(event: Event) -> dict:
 
 
 class ResendInput(serializers.Serializer):
-    endpoint = StrictCharField(required=False, allow_null=True)
+    endpoint = IdField(required=False, allow_null=True)

@@ -17,6 +17,7 @@ from webhooks.claims import (
     due_delivery_ids,
 )
 from webhooks.fanout import events_fan_out
+from webhooks.retention import events_purge
 from webhooks.selectors import undispatched_event_ids
 
 log = logging.getLogger(__name__)
@@ -73,3 +74,9 @@ def deliver_due() -> None:
 def sweep_undispatched() -> None:
     for event_id in undispatched_event_ids():
         dispatch_events.delay([event_id])
+
+
+@shared_task
+def purge_old_events() -> int:
+    """Beat, hourly: events past EVENT_RETENTION_DAYS, with their deliveries and attempts."""
+    return events_purge()

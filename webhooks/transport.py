@@ -23,6 +23,7 @@ receiver closed while idle is noticed before reuse and replaced.
 """
 
 import ipaddress
+import logging
 import ssl
 import threading
 import time
@@ -31,11 +32,12 @@ from dataclasses import dataclass
 
 import urllib3
 from django.conf import settings
-from urllib3.exceptions import HTTPError, NewConnectionError, ProtocolError, SSLError
-from urllib3.exceptions import TimeoutError as Urllib3Timeout
+from urllib3.exceptions import HTTPError, ReadTimeoutError
 from urllib3.util.ssl_ import create_urllib3_context
 
 from webhooks.urlguard import CheckedURL
+
+log = logging.getLogger(__name__)
 
 TIMEOUT_SECONDS = 10
 MAX_STORED_BODY = 2048  # bytes (spec "Limits": first 2 KB)
@@ -199,6 +201,14 @@ def _exchange(target: CheckedURL, body: bytes, headers: dict[str, str], started)
         finally:
             _finish(response, complete=complete)
     except HTTPError as exc:
+        log.info(
+            "webhook %s to %s (%s port %s) failed: %r",
+            headers.get("Service-Event-Id"),
+            target.host,
+            target.addresses[0],
+            target.port,
+            exc,
+        )
         return Outcome(None, "", _describe(exc), _elapsed_ms(started))
     status = response.status
     error = None if 200 <= status < 300 else f"HTTP {status}: only a 2xx response is a success"
@@ -215,16 +225,21 @@ def _finish(response: urllib3.HTTPResponse, *, complete: bool) -> None:
     response.release_conn()
 
 
+CONNECTION_FAILED = (
+    "connection failed: no HTTPS exchange with the endpoint (it could not be reached, the "
+    "connection was closed, or TLS failed: check that the URL serves HTTPS with a valid "
+    "certificate for its host name)"
+)
+
+
 def _describe(exc: HTTPError) -> str:
-    if isinstance(exc, NewConnectionError):  # a subclass of the connect timeout
-        return f"connection failed: {exc}"
-    if isinstance(exc, Urllib3Timeout):
+    """What the merchant sees (an attempt's `error`): a timeout once connected, else one
+    message. Refused, reset, a connect that hangs and a TLS failure are not told apart: which
+    one an address gives is how a port scan reads a network (issue 20). The exception itself
+    is logged, with the event, host and address, for the operator."""
+    if isinstance(exc, ReadTimeoutError):
         return f"timeout: no complete response within {TIMEOUT_SECONDS} seconds"
-    if isinstance(exc, SSLError):
-        return f"tls: {exc}"
-    if isinstance(exc, ProtocolError):  # reset or closed mid-exchange
-        return f"connection failed: {exc}"
-    return f"request failed: {exc}"
+    return CONNECTION_FAILED
 
 
 def _elapsed_ms(started: float) -> int:

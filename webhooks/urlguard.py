@@ -17,6 +17,7 @@ finish on its own when the wait ends.
 """
 
 import ipaddress
+import logging
 import socket
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -26,9 +27,15 @@ from urllib.parse import SplitResult, urlsplit
 
 from django.conf import settings
 
-from api.errors import ValidationFailed
+from api.errors import ValidationFailed, quoted
+
+log = logging.getLogger(__name__)
 
 MAX_URL_LENGTH = 2048
+# What a merchant is told of an internal address: not which address, nor what kind (issue 20:
+# "resolves to 127.0.0.1, a loopback address" let a merchant map the service's network
+# through host names it controls). The detail is logged for the operator.
+NOT_PUBLIC = "url does not resolve to a public address; webhooks go only to public addresses."
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 
@@ -171,7 +178,7 @@ def parse_url(url: object) -> tuple[SplitResult, str, int]:
         port = parts.port or 443
         host = (parts.hostname or "").encode("idna").decode("ascii") if parts.hostname else ""
     except (ValueError, UnicodeError) as exc:
-        raise _invalid(f"url is not a valid URL: {exc}.") from None
+        raise _invalid(f"url is not a valid URL: {quoted(str(exc))}.") from None
     if not parts.scheme or not parts.netloc:
         raise _invalid("url must be an absolute https URL, such as https://example.com/hooks.")
     if parts.scheme.lower() != "https":
@@ -190,22 +197,21 @@ def check_url(url: object, *, resolve: Resolver = resolve_host) -> CheckedURL:
         answers = resolve(host.strip("[]"), port)
     except TimeoutError:
         raise _invalid(
-            f"url host {host} did not resolve within {RESOLVE_TIMEOUT_SECONDS:g} s.",
+            f"url host {quoted(host)} did not resolve within {RESOLVE_TIMEOUT_SECONDS:g} s.",
             code="unresolvable_host",
         ) from None
     except (OSError, UnicodeError):
         answers = []
     if not answers:
-        raise _invalid(f"url host {host} does not resolve.", code="unresolvable_host")
+        raise _invalid(f"url host {quoted(host)} does not resolve.", code="unresolvable_host")
     addresses = tuple(dict.fromkeys(ipaddress.ip_address(a.split("%", 1)[0]) for a in answers))
     for address in addresses:
         reason = None if is_allowed_by_operator(address) else refusal_reason(address)
         if reason:
-            raise _invalid(
-                f"url host {host} resolves to {address}, a {reason} address; "
-                "webhooks go only to public addresses.",
-                code="private_address",
+            log.info(
+                "webhook url refused: host %s resolves to %s, a %s address", host, address, reason
             )
+            raise _invalid(NOT_PUBLIC, code="private_address")
     path = parts.path or "/"
     if parts.query:
         path = f"{path}?{parts.query}"

@@ -44,6 +44,15 @@ def test_guard_runs_before_schema_validation(api):
     refused(response, "metadata.note")
 
 
+@pytest.mark.parametrize(
+    "separator", ["\n", "\r\n", "\u200b", "\u00ad", "\u2010", "\u2014", "\u2212", "\u2028"]
+)
+def test_a_card_split_by_the_issue_20_separators_is_refused_not_stored(api, separator):
+    note = separator.join(VISA[i : i + 4] for i in range(0, 16, 4))
+    body = {"amount": 100, "currency": "eur", "metadata": {"note": note}}
+    refused(api.post("/v1/test/echo", body, format="json"), "metadata.note")
+
+
 def test_guard_runs_before_json_parsing(api):
     refused(post_raw(api, "/v1/test/echo", b'{"number": "' + VISA.encode() + b'",'), None)
 

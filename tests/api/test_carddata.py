@@ -5,7 +5,7 @@ import unicodedata
 
 import pytest
 
-from api.carddata import ASCII_EQUIVALENTS, find_card_data, luhn_valid, redact
+from api.carddata import ASCII_EQUIVALENTS, INVISIBLE, find_card_data, luhn_valid, redact
 
 VISA = "4242424242424242"
 AMEX = "378282246310005"  # 15 digits
@@ -55,6 +55,20 @@ def test_luhn_accepts_real_test_numbers(number):
         "４２４２－４２４２－４２４２－４２４２",
         "4242\u00a04242\u00a04242\u00a04242",
         "4242\u202f4242\u202f4242\u202f4242",
+        # issue 20: line breaks, invisible separators, dashes NFKC keeps, line separators
+        "4242\n4242\n4242\n4242",
+        "4242\r\n4242\r\n4242\r\n4242",
+        "4242\r4242\r4242\r4242",
+        "card:\n4242\n4242\n4242\n4242\nthanks",
+        "3782\n822463\n10005",
+        "4242\u200b4242\u200b4242\u200b4242",
+        "4242\u00ad4242\u00ad4242\u00ad4242",
+        "4242\u20104242\u20104242\u20104242",
+        "4242\u20134242\u20134242\u20134242",
+        "4242\u20144242\u20144242\u20144242",
+        "4242\u22124242\u22124242\u22124242",
+        "4242\u20284242\u20284242\u20284242",
+        "4242\u20294242\u20294242\u20294242",
     ],
 )
 def test_card_numbers_in_strings_are_found(text):
@@ -82,6 +96,11 @@ def test_card_numbers_in_strings_are_found(text):
         "192.168.100.200, 10.100.200.255",
         "ab4242424242424242",  # glued to a letter on one side: part of an id
         "4242424242424242cd",
+        "4242\n4242-4242\n4242",  # two kinds of separator, line breaks included
+        # Accepted misses (docs/request-safety.md): 5 blanks or more are column alignment,
+        # and a line break followed by indentation is two separators.
+        "4242     4242     4242     4242",
+        "4242\n  4242\n  4242\n  4242",
     ],
 )
 def test_ordinary_strings_pass(text):
@@ -235,7 +254,23 @@ def test_every_character_nfkc_makes_an_ascii_digit_or_separator_is_mapped():
         form = unicodedata.normalize("NFKC", chr(code))
         if len(form) == 1 and form in "0123456789 \t-./_":
             expected[code] = form
+        elif unicodedata.category(chr(code)) == "Pd" or chr(code) in "\u2212" + INVISIBLE:
+            expected[code] = "-"  # every dash, and the separators that show nothing
+        elif chr(code) in "\u0085\u2028\u2029":
+            expected[code] = "\n"
     assert ASCII_EQUIVALENTS == expected
+
+
+@pytest.mark.parametrize("escaped", [False, True])
+@pytest.mark.parametrize(
+    "separator",
+    ["\n", "\r\n", "\u200b", "\u00ad", "\u2010", "\u2014", "\u2212", "\u2028", "\ufeff"],
+)
+def test_the_issue_20_separators_are_found_and_redacted_alike(separator, escaped):
+    note = separator.join(["4242", "4242", "4242", "4242"])
+    raw = json.dumps({"payment_method": {"note": note}}, ensure_ascii=escaped).encode()
+    assert found(raw) == ("card number", "payment_method.note")
+    assert redact(f"note: {note}.") == "note: [redacted]."  # one rule for guard and logs
 
 
 @pytest.mark.parametrize(

@@ -1,6 +1,7 @@
+import datetime
 import re
 
-from api.ids import new_id, new_ulid
+from api.ids import id_floor, id_time, new_id, new_ulid
 
 
 def test_id_shape():
@@ -18,3 +19,15 @@ def test_ids_sort_by_time_across_milliseconds(time_machine):
     earlier = new_ulid()
     time_machine.move_to("2026-01-01T00:00:01Z", tick=False)
     assert new_ulid() > earlier
+
+
+def test_an_id_floor_bounds_the_ids_made_from_that_moment():
+    moment = datetime.datetime(2030, 1, 1, 12, 0, 0, 250_000, tzinfo=datetime.UTC)
+    floor, next_floor = (
+        id_floor("pay", moment),
+        id_floor("pay", moment + datetime.timedelta(milliseconds=1)),
+    )
+    made = floor[:-16] + new_ulid()[10:]  # an id made during that millisecond
+    assert floor <= made < next_floor
+    assert id_time(made) == id_time(floor) == moment
+    assert id_floor("pay", datetime.datetime(1969, 1, 1, tzinfo=datetime.UTC)) == "pay_" + "0" * 26

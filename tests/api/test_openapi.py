@@ -124,6 +124,58 @@ def test_request_bodies_come_from_the_input_serializers(schema):
     assert "required" not in refund  # every field optional: the remaining amount by default
 
 
+def unbounded_strings(schema, node, where: str, seen: set) -> list[str]:
+    """Where `node` (a request body's schema, $refs followed) takes a string with no bound:
+    no maxLength, and no enum, const or anchored pattern of fixed length."""
+    if isinstance(node, list):
+        return [w for i, n in enumerate(node) for w in unbounded_strings(schema, n, where, seen)]
+    if not isinstance(node, dict):
+        return []
+    if "$ref" in node:
+        name = node["$ref"].rsplit("/", 1)[-1]
+        if name in seen:
+            return []
+        seen.add(name)
+        return unbounded_strings(schema, schema["components"]["schemas"][name], name, seen)
+    found = []
+    types = node.get("type", [])
+    if "string" in ([types] if isinstance(types, str) else types):
+        bounded = "maxLength" in node or "enum" in node or "const" in node
+        bounded |= bool(re.fullmatch(r"\^[^*+]*\$", node.get("pattern", "")))  # no * or +
+        if not bounded:
+            found.append(where)
+    for key, child in node.items():
+        if key in ("properties", "additionalProperties", "propertyNames"):
+            children = child.items() if key == "properties" else [(key, child)]
+            for name, grandchild in children:
+                found += unbounded_strings(schema, grandchild, f"{where}.{name}", seen)
+        elif key in ("items", "oneOf", "anyOf", "allOf"):
+            found += unbounded_strings(schema, child, where, seen)
+    return found
+
+
+def test_every_string_a_request_body_takes_has_a_maximum_length(schema):
+    """Issue 20 item 5 (docs/api-conventions.md "String lengths")."""
+    unbounded = []
+    for path, operations in schema["paths"].items():
+        for method, operation in operations.items():
+            body = operation.get("requestBody", {}).get("content", {}).get("application/json")
+            if body:
+                unbounded += unbounded_strings(schema, body["schema"], f"{method} {path}", set())
+    assert unbounded == []
+
+
+def test_every_string_a_query_or_path_parameter_takes_has_a_maximum_length(schema):
+    unbounded = []
+    for path, operations in schema["paths"].items():
+        for method, operation in operations.items():
+            for parameter in operation.get("parameters", []):
+                if parameter["in"] in ("query", "path"):
+                    where = f"{method} {path} {parameter['name']}"
+                    unbounded += unbounded_strings(schema, parameter["schema"], where, set())
+    assert unbounded == []
+
+
 def test_the_schema_is_served_without_an_api_key(client, schema):
     as_json = client.get("/openapi.json")
     assert as_json.status_code == 200

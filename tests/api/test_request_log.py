@@ -9,6 +9,7 @@ import re
 import pytest
 from django.apps import apps
 
+from api import requestlog
 from api.logfilters import RedactCardData
 from api.models import IdempotencyRecord
 
@@ -119,6 +120,7 @@ def test_card_data_sent_to_the_tokenizer_reaches_neither_logs_nor_database(api, 
     for written in (caplog.text, console.getvalue()):
         assert written  # something was logged, and it holds neither
         assert VISA not in written and CVC not in written
+    assert requestlog.writer.flush() == 1  # the merchant's request log, in the database too
     values = database_values()
     assert values  # the merchant and its keys at least
     assert not [value for value in values if VISA in value or value == CVC or '"cvc"' in value]
@@ -134,3 +136,29 @@ def test_the_log_filter_redacts_any_record_and_traceback(console):
     assert "failed for card [redacted]" in written
     assert "ValueError: could not charge [redacted]" in written
     assert not re.search(r"4242.?4242", written)
+
+
+LIVE_KEY = "svc_sk_live_" + "Ab3" * 7  # key-shaped (decisions.md "Neutral names")
+SIGNING_SECRET = "svc_whsec_" + "Zz9" * 11
+
+
+def test_an_api_key_used_as_idempotency_key_is_redacted_from_the_request_log(api, caplog, console):
+    caplog.set_level(logging.INFO, logger="api.request")
+    api.post("/v1/test/echo", {"amount": 1}, format="json", HTTP_IDEMPOTENCY_KEY=LIVE_KEY)
+    (entry,) = request_logs(caplog)
+    assert entry["idempotency_key"] == "svc_sk_live_[redacted]"
+    assert LIVE_KEY not in console.getvalue() and "svc_sk_live_[redacted]" in console.getvalue()
+
+
+@pytest.mark.parametrize(
+    "secret", [LIVE_KEY, SIGNING_SECRET, "svc_pk_test_" + "q" * 14, "svc_sk_test_short"]
+)
+def test_the_log_filter_redacts_keys_and_signing_secrets(console, secret):
+    try:
+        raise ValueError(f"bad secret {secret}")
+    except ValueError:
+        logging.getLogger("webhooks").exception("could not use %s.", secret)
+    written = console.getvalue()
+    assert secret not in written
+    assert f"could not use {secret[: secret.rindex('_') + 1]}[redacted]." in written
+    assert written.count("[redacted]") == 2  # the message and the traceback

@@ -1,7 +1,11 @@
 """The indexes on the tables every payment writes (api.schema, docs/payments.md "Benchmark")."""
 
+from importlib import import_module
+
 import pytest
 from django.db import connection
+
+from api.schema import AddIndexConcurrently
 
 HOT_TABLES = [
     "payments_payment",
@@ -40,3 +44,22 @@ def test_foreign_keys_covered_by_a_composite_index_have_none_of_their_own():
         leading = [d for d in indexes_of(table).values() if f"({column}" in d]
         assert leading, (table, column)
         assert not [d for d in leading if f"({column})" in d], (table, column, leading)
+
+
+@pytest.mark.parametrize(
+    "app, migration, indexes",
+    [
+        (
+            "payments",
+            "0008_list_filter_indexes",
+            ["payment_status", "payment_currency", "payment_method"],
+        ),
+        ("events", "0005_event_type_index", ["event_type"]),
+    ],
+)
+def test_indexes_on_live_tables_are_built_without_locking_writers(app, migration, indexes):
+    """docs/data.md "Reads at scale": CREATE INDEX CONCURRENTLY, outside a transaction."""
+    loaded = import_module(f"{app}.migrations.{migration}").Migration
+    assert loaded.atomic is False
+    assert all(isinstance(operation, AddIndexConcurrently) for operation in loaded.operations)
+    assert [operation.index.name for operation in loaded.operations] == indexes

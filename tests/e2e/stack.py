@@ -26,7 +26,8 @@ import requests
 
 from tests.e2e.processes import ROOT, wait_for
 
-RUNTIME_VENV = ROOT / "var" / "runtime-venv"
+# One per interpreter: CI runs the smoke test on each supported Python (scripts/test.sh).
+RUNTIME_VENV = ROOT / "var" / f"runtime-venv-{sys.version_info.major}.{sys.version_info.minor}"
 START_TIMEOUT = 120.0  # readiness polling on a busy 2-core box, not a timing assertion
 # What honcho or the supervisor print when a process ends on its own.
 EXIT_LINE = re.compile(r"supervise: (\S+): EXITED|system +\| (\S+) stopped")
@@ -50,26 +51,26 @@ def fresh_copy(destination: Path) -> Path:
 
 
 def runtime_venv(copy: Path) -> Path:
-    """The cached `pip install .` virtualenv, rebuilt (from `copy`) when pyproject.toml changed.
+    """The cached `pip install .` virtualenv (scripts/install.sh), rebuilt (from `copy`) when
+    pyproject.toml changed.
     Its `.installed` stamp is touched so the Makefile sees it as up to date."""
     digest = hashlib.sha256((ROOT / "pyproject.toml").read_bytes()).hexdigest()
     stamp = RUNTIME_VENV / ".pyproject-sha256"
     if not stamp.is_file() or stamp.read_text() != digest:
         shutil.rmtree(RUNTIME_VENV, ignore_errors=True)
-        subprocess.run([sys.executable, "-m", "venv", str(RUNTIME_VENV)], check=True)
-        pip = [str(RUNTIME_VENV / "bin" / "python"), "-m", "pip", "install", "--quiet"]
-        subprocess.run([*pip, "--upgrade", "pip"], check=True)
-        subprocess.run([*pip, str(copy)], check=True)
+        # The install step production runs (the Dockerfile's too): scripts/install.sh.
+        install = ["bash", "scripts/install.sh", str(RUNTIME_VENV)]
+        subprocess.run(install, cwd=copy, env=newcomer_env(PYTHON=sys.executable), check=True)
         stamp.write_text(digest)
     (RUNTIME_VENV / ".installed").touch()
     return RUNTIME_VENV
 
 
 @contextlib.contextmanager
-def scratch_database(database_url: str):
+def scratch_database(database_url: str, suffix: str = "smoke"):
     """A PostgreSQL database of its own next to `database_url`'s, dropped afterwards."""
     config = environ.Env.db_url_config(database_url)
-    name = f"{config['NAME']}_smoke"
+    name = f"{config['NAME']}_{suffix}"
     server = {
         "host": config["HOST"] or "127.0.0.1",
         "port": config["PORT"] or 5432,

@@ -253,7 +253,7 @@ def test_optional_fields_round_trip(api):
         ({"statement_descriptor": 12345}, "statement_descriptor"),  # a string, not coerced
         ({"statement_descriptor": "SHOP\n"}, "statement_descriptor"),  # `$` let this through
         ({"metadata": {f"k{i}": "v" for i in range(51)}}, "metadata"),
-        ({"metadata": {"k" * 41: "v"}}, "metadata." + "k" * 41),
+        ({"metadata": {"k" * 41: "v"}}, "metadata"),  # not the key itself: any length
         ({"metadata": {"k": "v" * 501}}, "metadata.k"),
         # Values PostgreSQL's jsonb cannot hold were a 500 after the row was half-written.
         ({"metadata": {"k": "a\x00b"}}, "metadata.k"),

@@ -124,6 +124,7 @@ def test_a_create_whose_process_died_is_recovered_into_the_payment(
 
     payment = Payment.objects.get(pk=operation.payment_id)
     assert (payment.status, payment.token_id, payment.amount_captured) == ("captured", token, 1000)
+    assert payment.created == operation.created  # its request's moment, not the recovery's
     assert event_types(payment.pk) == ["payment.created", "payment.captured"]
     assert [call[:2] for call in connector.calls] == [("authorize", operation.pk)] * 2
 

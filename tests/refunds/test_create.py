@@ -114,7 +114,7 @@ def test_a_payment_not_captured_is_not_refundable(api, number, fields):
         ({"reason": "r" * 201}, "reason"),
         ({"reason": 7}, "reason"),
         ({"metadata": {f"k{i}": "v" for i in range(51)}}, "metadata"),
-        ({"metadata": {"k" * 41: "v"}}, "metadata." + "k" * 41),
+        ({"metadata": {"k" * 41: "v"}}, "metadata"),  # not the key itself: any length
         ({"metadata": {"k": "v" * 501}}, "metadata.k"),
         ({"metadata": {"k": ["list"]}}, "metadata.k"),
         ({"metadata": {"k": "a\x00b"}}, "metadata.k"),  # jsonb cannot hold it: was a 500

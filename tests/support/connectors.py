@@ -5,6 +5,7 @@ import datetime
 
 from django.db import transaction
 
+from api.errors import ApiFailure
 from payments.connectors import Authorization, Connector, RefundAnswer, Result
 from sandbox.simulator import SimulatorConnector
 
@@ -54,3 +55,37 @@ def _recorded(name: str):
 
 for _name in ("authorize", "complete_action", "resolve", "capture", "void", "refund"):
     setattr(RecordingSimulator, _name, _recorded(_name))
+
+
+def _unreachable(self, **kwargs):
+    raise ApiFailure("The processor did not answer: nothing was processed.", code="connector_down")
+
+
+class ResolveFailsSimulator(SimulatorConnector):
+    """The simulator, except that a processing payment's resolution cannot be asked."""
+
+    resolve = _unreachable
+
+
+class ResolvingConnector(ApprovingConnector):
+    """A live processor that settles processing payments as approved."""
+
+    def resolve(self, *, payment, key) -> Authorization:
+        return self.authorize(payment=payment, token=None, key=key)
+
+
+class ResolveFailsConnector(ApprovingConnector):
+    """A live processor that cannot be asked about processing payments."""
+
+    resolve = _unreachable
+
+
+class SlowSimulator(SimulatorConnector):
+    """The simulator, answering an authorization 2 s later on the test's frozen clock
+    (`clock`: the time-machine fixture, set by the test)."""
+
+    clock = None
+
+    def authorize(self, **kwargs) -> Authorization:
+        self.clock.shift(datetime.timedelta(seconds=2))
+        return super().authorize(**kwargs)

@@ -20,6 +20,7 @@ from django.core import mail
 from django.utils import timezone
 
 from events.models import Event
+from webhooks import transport
 from webhooks.attempts import deliveries_drain, delivery_attempt, delivery_run
 from webhooks.bulkhead import ENQUEUED_GRACE, LEASE, MAX_IN_FLIGHT_PER_ENDPOINT
 from webhooks.claims import delivery_claim, due_delivery_ids
@@ -246,7 +247,8 @@ def test_tls_verifies_the_host_name_not_the_address(receiver, merchant, emit_eve
     # The certificate names only "localhost": the same server by IP must fail verification.
     endpoint_create(merchant=merchant, livemode=False, url=receiver.url(host="127.0.0.1"))
     attempt = failing_run(receiver, fan_out_one(emit_event()))
-    assert attempt.http_status is None and attempt.error.startswith("tls:")
+    # Told apart from a refused connection only in the log (issue 20: no network mapping).
+    assert attempt.http_status is None and attempt.error == transport.CONNECTION_FAILED
     assert receiver.requests == []
 
 
@@ -265,7 +267,7 @@ def test_a_dead_receiver_is_a_failed_attempt(receiver, endpoint_for, emit_event)
     endpoint_for(receiver)
     receiver.close()
     attempt = failing_run(receiver, fan_out_one(emit_event()))
-    assert attempt.http_status is None and attempt.error.startswith("connection failed")
+    assert attempt.http_status is None and attempt.error == transport.CONNECTION_FAILED
 
 
 def test_deleting_the_endpoint_cancels_what_is_pending(receiver, endpoint_for, emit_event):

@@ -60,3 +60,16 @@ def test_a_receiver_dripping_its_answer_is_cut_off_at_the_attempts_deadline(rece
     assert post(receiver.url()).delivered  # the cut-off connection is not reused
     first, second = peers(receiver)
     assert first != second
+
+
+def test_refused_and_tls_failures_read_the_same_to_the_merchant(receiver, caplog):
+    caplog.set_level("INFO", logger="webhooks.transport")
+    # The certificate names only "localhost": by address, TLS fails.
+    tls_failed = post(receiver.url(host="127.0.0.1"))
+    receiver.close()
+    refused = post(receiver.url())
+    assert tls_failed.error == refused.error == transport.CONNECTION_FAILED
+    assert "127.0.0.1" not in refused.error and "refused" not in refused.error.split("(")[0]
+    # The operator's log tells them apart, naming host and address.
+    assert "SSLError" in caplog.text and "NewConnectionError" in caplog.text
+    assert f"to localhost (127.0.0.1 port {receiver.port}) failed" in caplog.text

@@ -208,3 +208,22 @@ def test_a_url_whose_host_never_resolves_is_unresolvable(hung_name_server):
         check_url("https://hung.example/hooks")
     assert refused.value.code == "unresolvable_host"
     assert "did not resolve within 0.2 s" in refused.value.message
+
+
+@pytest.mark.parametrize("address", ["127.0.0.1", "10.0.0.7", "169.254.169.254", "fd00:ec2::254"])
+def test_a_refusal_tells_the_merchant_not_public_and_only_the_log_which_address(address, caplog):
+    caplog.set_level("INFO", logger="webhooks.urlguard")
+    with pytest.raises(ValidationFailed) as refused:
+        check_url("https://hooks.example.com/x", resolve=answers("93.184.215.14", address))
+    assert refused.value.code == "private_address"
+    assert refused.value.message == urlguard.NOT_PUBLIC  # no address, no kind of address
+    assert f"resolves to {address}, a {refusal_reason(ipaddress.ip_address(address))}" in (
+        caplog.text
+    )
+
+
+def test_a_long_unresolvable_host_is_quoted_short():
+    host = "a" * 60 + ".example.com"
+    with pytest.raises(ValidationFailed) as refused:
+        check_url(f"https://{host}/", resolve=answers())
+    assert host not in refused.value.message and host[:40] in refused.value.message

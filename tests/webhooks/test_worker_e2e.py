@@ -9,6 +9,7 @@ receiver got the request, the row changed), never fixed sleeps.
 """
 
 import datetime
+import json
 import os
 import signal
 
@@ -22,6 +23,7 @@ from config.celery import app
 from events.services import emit
 from tests.e2e.processes import celery_worker, wait_for
 from tests.e2e.processes import test_database_url as database_url
+from tests.payments.support import APPROVED, created
 from tests.sick import FORWARD, Proxy
 from tests.webhooks.conftest import payment_object
 from webhooks.attempts import delivery_run
@@ -152,3 +154,21 @@ def test_the_worker_outlives_its_broker_dying_with_deliveries_in_flight(
         wait_for(lambda: event.id in [r.headers["Service-Event-Id"] for r in receiver.requests])
         assert worker.poll() is None, "".join(worker.output)
     broker.close()
+
+
+def test_sandbox_time_travel_sends_the_expiry_webhook_through_the_worker(
+    worker, receiver, endpoint_for, api
+):
+    """POST /v1/sandbox/advance-clock: an authorization's 7 days pass at once, and the
+    payment.expired webhook a merchant would wait a week for arrives, saying so."""
+    endpoint_for(receiver, enabled_events=["payment.expired"])
+    payment = created(api, APPROVED, capture_method="manual")
+    moved = api.post(
+        f"/v1/sandbox/advance-clock/{payment['id']}", {"seconds": 7 * 86_400}, format="json"
+    )
+    assert moved.json()["status"] == "expired"
+    assert receiver.arrived.wait(20)
+    body = json.loads(receiver.requests[0].body)
+    assert receiver.requests[0].headers["Service-Event-Type"] == "payment.expired"
+    assert body["data"]["object"]["id"] == payment["id"]
+    assert body["data"]["object"]["clock_advanced_by"] == 7 * 86_400

@@ -1,0 +1,107 @@
+"""Start one of the service's processes from an installed virtualenv: no install, no migration
+(docs/production.md "Processes"). The Procfile (`make run`), the Dockerfile and the multi-node
+test start every process through here, so they all run the same command lines.
+
+usage: serve.py web|worker|webhooks|beat
+
+Run it with the virtualenv's python from the release directory (the one holding manage.py).
+Settings, from the environment:
+  WEB_HOST (127.0.0.1; 0.0.0.0 in a container), WEB_PORT (else PORT, else 8000),
+  WEB_WORKERS (2), WEB_THREADS (4), WEB_KILL_TIMEOUT (20 s),
+  WORKER_CONCURRENCY (2), WEBHOOKS_CONCURRENCY (16),
+  BEAT_SCHEDULE (var/celerybeat-schedule).
+Unless DATABASE_POOL_MAX is set, each process's connection pool is sized to its threads (plus
+two for background work), so a node's PostgreSQL connections stay within the budget that
+docs/production.md "Connection budget" computes.
+"""
+
+import os
+import socket
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+# The pool's max may not be below its min (config/settings.py DATABASE_POOL_MIN, default 2).
+POOL_MIN = int(os.environ.get("DATABASE_POOL_MIN") or 2)
+
+
+def setting(name: str, default: str) -> str:
+    return os.environ.get(name) or default
+
+
+def refuse_a_taken_port(host: str, port: int) -> None:
+    """granian binds with SO_REUSEPORT: a second copy on a port another still serves starts
+    without a word, and the two share its connections. A plain bind fails on any listener."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # TIME_WAIT is no listener
+        try:
+            probe.bind((host, port))
+        except OSError as error:
+            sys.exit(f"serve.py web: {host}:{port} is taken ({error.strerror}); is a copy running?")
+
+
+def web() -> list[str]:
+    host = setting("WEB_HOST", "127.0.0.1")
+    port = int(setting("WEB_PORT", setting("PORT", "8000")))
+    threads = int(setting("WEB_THREADS", "4"))
+    refuse_a_taken_port(host, port)
+    os.environ.setdefault("DATABASE_POOL_MAX", str(max(threads + 2, POOL_MIN)))
+    return ["-m", "granian", "--interface", "wsgi", "--host", host, "--port", str(port)] + [
+        "--workers",
+        setting("WEB_WORKERS", "2"),
+        "--blocking-threads",
+        str(threads),
+        "--no-ws",
+        # A worker that dies is replaced; a SIGTERM drains in-flight requests, and a worker
+        # still busy (or still starting: granian 2.8 never stopped one SIGTERMed while it
+        # loaded the app) is killed after this long.
+        "--respawn-failed-workers",
+        "--respawn-interval",
+        "1",
+        "--workers-kill-timeout",
+        setting("WEB_KILL_TIMEOUT", "20"),
+        "config.wsgi:application",
+    ]
+
+
+def celery_worker(queue_args: list[str], concurrency: str, pool_max: int) -> list[str]:
+    os.environ.setdefault("DATABASE_POOL_MAX", str(max(pool_max, POOL_MIN)))
+    return ["-m", "celery", "-A", "config", "worker", *queue_args, "--concurrency", concurrency] + [
+        "--prefetch-multiplier=1",
+        "--without-gossip",
+        "--without-mingle",
+    ]
+
+
+def worker() -> list[str]:
+    # Prefork: each child is a process of its own with one task at a time.
+    return celery_worker([], setting("WORKER_CONCURRENCY", "2"), 1 + 2)
+
+
+def webhooks() -> list[str]:
+    threads = setting("WEBHOOKS_CONCURRENCY", "16")
+    queue = ["-Q", "webhooks", "--pool", "threads", "-n", "webhooks@%h"]
+    return celery_worker(queue, threads, int(threads) + 2)
+
+
+def beat() -> list[str]:
+    os.environ.setdefault("DATABASE_POOL_MAX", str(POOL_MIN))
+    schedule = setting("BEAT_SCHEDULE", str(ROOT / "var" / "celerybeat-schedule"))
+    Path(schedule).parent.mkdir(parents=True, exist_ok=True)
+    return ["-m", "celery", "-A", "config", "beat", "--schedule", schedule]
+
+
+PROCESSES = {"web": web, "worker": worker, "webhooks": webhooks, "beat": beat}
+
+
+def main(argv: list[str]) -> None:
+    if len(argv) != 1 or argv[0] not in PROCESSES:
+        sys.exit(f"usage: serve.py {'|'.join(PROCESSES)}")
+    args = PROCESSES[argv[0]]()
+    os.chdir(ROOT)
+    os.execv(sys.executable, [sys.executable, *args])
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
