@@ -238,10 +238,10 @@ def shed(priority_: str, busy: int) -> bool:
     """With `busy` threads running (this request's included): anonymous requests are shed
     past half of WEB_THREADS, test ones when fewer than API_LIVE_RESERVED_THREADS are left."""
     threads = settings.WEB_THREADS
-    if not threads or priority_ == LIVE:
+    if not settings.API_LOAD_SHEDDING or priority_ == LIVE:
         return False
-    if priority_ == TEST:
-        return busy > threads - settings.API_LIVE_RESERVED_THREADS
+    if priority_ == TEST:  # one thread at least stays open to test mode
+        return busy > threads - min(settings.API_LIVE_RESERVED_THREADS, threads - 1)
     return busy > max(1, threads // 2)
 
 

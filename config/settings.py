@@ -311,8 +311,9 @@ API_CONCURRENCY_LIMITS = {
 }
 API_COST_BYTES = env.int("API_COST_BYTES", default=32 * 1024)
 API_CONCURRENCY_HOLD_SECONDS = env.int("API_CONCURRENCY_HOLD_SECONDS", default=60)
-# The load shedder: threads per web process (the Procfile's --blocking-threads; 0: no
-# shedding) and how many of them only live-mode requests may take.
+# The load shedder: on/off, the threads of a web process (the variable scripts/serve.py
+# starts granian with, so the two agree) and how many of them only live-mode requests may take.
+API_LOAD_SHEDDING = env.bool("API_LOAD_SHEDDING", default=True)
 WEB_THREADS = env.int("WEB_THREADS", default=4)
 API_LIVE_RESERVED_THREADS = env.int("API_LIVE_RESERVED_THREADS", default=1)
 if (
@@ -320,11 +321,12 @@ if (
     or API_ADDRESS_RATE_LIMIT["burst"] < 1
     or min(API_CONCURRENCY_LIMITS.values()) < 1
     or API_COST_BYTES < 1
-    or (WEB_THREADS and not 0 <= API_LIVE_RESERVED_THREADS < WEB_THREADS)
+    or WEB_THREADS < 1
+    or API_LIVE_RESERVED_THREADS < 0
 ):
     raise ImproperlyConfigured(
         "API_ADDRESS_RATE must be above 0, API_ADDRESS_BURST, API_CONCURRENCY_* and "
-        "API_COST_BYTES at least 1, API_LIVE_RESERVED_THREADS below WEB_THREADS."
+        "API_COST_BYTES and WEB_THREADS at least 1, API_LIVE_RESERVED_THREADS at least 0."
     )
 # Each process keeps the API-key lookup (accounts/keycache.py) and each merchant's webhook
 # endpoint list (the fan-out's) in memory, invalidated through the configuration revision in

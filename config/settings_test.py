@@ -21,7 +21,7 @@ os.environ.setdefault("API_ADDRESS_RATE", "100000")
 os.environ.setdefault("API_ADDRESS_BURST", "100000")
 os.environ.setdefault("API_CONCURRENCY_LIVE", "100000")
 os.environ.setdefault("API_CONCURRENCY_TEST", "100000")
-os.environ.setdefault("WEB_THREADS", "0")
+os.environ.setdefault("API_LOAD_SHEDDING", "false")
 
 from config.settings import *  # noqa: E402,F403
 

@@ -160,6 +160,7 @@ def in_flight(count: int) -> None:
 def test_busy_threads_shed_anonymous_then_test_requests_never_live(new_merchant, settings):
     """Two threads, one kept for live keys: while one request runs, a test key's request and
     a keyless one are refused at once; a live key's is served."""
+    settings.API_LOAD_SHEDDING = True
     settings.WEB_THREADS, settings.API_LIVE_RESERVED_THREADS = 2, 1
     live_key = new_merchant.keys["live"]["secret"].secret
     slow = threading.Thread(
@@ -189,11 +190,12 @@ def test_busy_threads_shed_anonymous_then_test_requests_never_live(new_merchant,
         (4, 3, {budgets.LIVE: False, budgets.TEST: False, budgets.ANONYMOUS: True}),
         (4, 4, {budgets.LIVE: False, budgets.TEST: True, budgets.ANONYMOUS: True}),
         (4, 40, {budgets.LIVE: False, budgets.TEST: True, budgets.ANONYMOUS: True}),
-        (0, 40, {budgets.LIVE: False, budgets.TEST: False, budgets.ANONYMOUS: False}),  # off
+        (None, 40, {budgets.LIVE: False, budgets.TEST: False, budgets.ANONYMOUS: False}),  # off
     ],
 )
 def test_what_is_shed_when(settings, threads, busy, shed):
-    settings.WEB_THREADS, settings.API_LIVE_RESERVED_THREADS = threads, 1
+    settings.API_LOAD_SHEDDING = threads is not None
+    settings.WEB_THREADS, settings.API_LIVE_RESERVED_THREADS = threads or 4, 1
     assert {each: budgets.shed(each, busy) for each in shed} == shed
 
 
@@ -219,7 +221,8 @@ def test_priority_is_read_from_the_key_prefix(header, priority):
         {"API_CONCURRENCY_TEST": "0"},
         {"API_ADDRESS_RATE": "0"},
         {"API_COST_BYTES": "0"},
-        {"WEB_THREADS": "4", "API_LIVE_RESERVED_THREADS": "4"},
+        {"WEB_THREADS": "0"},
+        {"API_LIVE_RESERVED_THREADS": "-1"},
     ],
 )
 def test_a_budget_that_would_refuse_everything_refuses_to_start(setting):
