@@ -2,13 +2,20 @@
 
 Missing, malformed, unknown, revoked or expired -> 401 `authentication_error`. On success the
 request carries `merchant`, `api_key`, `livemode` and `api_version` (the version in force).
+
+A caller without a valid secret key pays its client address's bucket (api.ratelimit, docs/
+request-safety.md "Callers without a secret key"): no key, a malformed or publishable one
+before the lookup, a secret-shaped one that fails after it; and while that bucket is empty,
+a secret-shaped key the key cache does not know is refused before the database is asked.
 """
 
 from django.utils import timezone
 from rest_framework.authentication import BaseAuthentication
 
+from accounts.keys import KEY_RE
 from accounts.services import api_key_find, api_key_touch
 from api.errors import AuthenticationFailed
+from api.ratelimit import refuse_over_address_limit, refuse_refused_address
 from api.versioning import version_in_force
 
 
@@ -26,16 +33,24 @@ def bearer_token(request) -> str | None:
 
 class ApiKeyAuthentication(BaseAuthentication):
     def authenticate(self, request):
-        token = bearer_token(request)
+        try:
+            token = bearer_token(request)
+        except AuthenticationFailed:
+            refuse_over_address_limit(request)
+            raise
         if token is None:
+            refuse_over_address_limit(request)
             return None  # -> NotAuthenticated -> 401 api_key_missing
-        api_key = api_key_find(token)
-        if api_key is None:
-            raise AuthenticationFailed("Invalid API key provided.", code="invalid_api_key")
-        if api_key.revoked_at is not None:
-            raise AuthenticationFailed("This API key has been revoked.", code="api_key_revoked")
-        if api_key.expires_at is not None and api_key.expires_at <= timezone.now():
-            raise AuthenticationFailed("This API key has expired.", code="api_key_expired")
+        match = KEY_RE.match(token)
+        paid = match is None or match["kind"] != "sk"
+        if paid:
+            refuse_over_address_limit(request)
+        api_key = api_key_find(token, before_query=lambda: refuse_refused_address(request))
+        failure = _failure(api_key)
+        if failure is not None:
+            if not paid:
+                refuse_over_address_limit(request)
+            raise failure
         api_key_touch(api_key)
         django_request = request._request
         for target in (request, django_request):
@@ -47,3 +62,13 @@ class ApiKeyAuthentication(BaseAuthentication):
 
     def authenticate_header(self, request):
         return 'Bearer realm="api"'
+
+
+def _failure(api_key) -> AuthenticationFailed | None:
+    if api_key is None:
+        return AuthenticationFailed("Invalid API key provided.", code="invalid_api_key")
+    if api_key.revoked_at is not None:
+        return AuthenticationFailed("This API key has been revoked.", code="api_key_revoked")
+    if api_key.expires_at is not None and api_key.expires_at <= timezone.now():
+        return AuthenticationFailed("This API key has expired.", code="api_key_expired")
+    return None

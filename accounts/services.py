@@ -2,6 +2,7 @@
 
 import datetime
 import functools
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from django.conf import settings
@@ -71,12 +72,13 @@ def api_key_revoke(*, api_key: ApiKey) -> ApiKey:
     return api_key
 
 
-def api_key_find(secret: str) -> ApiKey | None:
+def api_key_find(secret: str, *, before_query: Callable[[], None] | None = None) -> ApiKey | None:
     """The key (with its merchant) for a presented secret: one indexed query by hash, or none
     when accounts.keycache holds the row.
 
     A key hashed under an older pepper is re-hashed under the current one on use, so a pepper
     can be retired once every live key has been used (or rolled) since the rotation.
+    `before_query` runs when the database must be asked (it may raise to refuse that).
     """
     if not keys.is_well_formed(secret):
         return None
@@ -88,6 +90,8 @@ def api_key_find(secret: str) -> ApiKey | None:
         api_key = _key_with_merchant_from(row)
         api_key.last_used_at = last_used_at
         return api_key
+    if before_query is not None:
+        before_query()
     row = _key_with_merchant_row(list(keys.candidate_hashes(secret)))
     if row is None:
         return None  # not cached: a scan of made-up keys must not fill memory

@@ -9,7 +9,7 @@ from django.views.decorators.csrf import csrf_exempt
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from api import failpoints
+from api import budgets, failpoints
 from api.carddata import refuse_raw_card_data
 from api.errors import ApiFailure, ServiceError, ValidationFailed, unrecognized_url
 from api.idempotency import (
@@ -70,15 +70,18 @@ class ServiceAPIView(APIView):
 
     Every view gets, in this order (ARCHITECTURE.md "How a request flows"): authentication
     and permissions, the per-key rate limit (DRF throttle `api.ratelimit.ApiKeyRateLimit`),
-    the body-size limit, the raw-card guard on the raw body, then idempotent replay, before
-    the handler runs; a GET, HEAD or DELETE with a body is refused instead, unread. Class
-    attributes read by the shared request machinery:
+    the merchant's concurrency budget (`api.budgets.admit`), the body-size limit, the
+    raw-card guard on the raw body, then idempotent replay, before the handler runs; a GET,
+    HEAD or DELETE with a body is refused instead, unread. Class attributes read by the shared
+    request machinery:
     - `allow_publishable_key`: publishable keys may call it (tokens, test-card list);
     - `test_mode_only`: live keys get 403 `test_mode_required`;
     - `accepts_card_data`: the raw-card guard lets card data through (only the tokenizer);
     - `ignores_idempotency_key`: no idempotent replay (only the tokenizer, spec Common rules 1);
     - `stored_response_cipher`: responses kept for replay are encrypted with it (views whose
-      responses show a secret: webhook endpoint create and roll-secret).
+      responses show a secret: webhook endpoint create and roll-secret);
+    - `budget_cost`: units of the merchant's concurrency budget a request holds while it runs
+      (api.budgets; its body's size adds more).
     """
 
     allow_publishable_key = False
@@ -86,11 +89,14 @@ class ServiceAPIView(APIView):
     accepts_card_data = False
     ignores_idempotency_key = False
     stored_response_cipher: BodyCipher | None = None
+    budget_cost = 1
+    _budget: budgets.Hold | None = None  # set by initial(), given back by dispatch()
     _held_claim: Claim | None = None  # set by initial() when this request claimed its key
     _answered: Answering | None = None  # set by answered() while its service runs
 
     def initial(self, request, *args, **kwargs):
         super().initial(request, *args, **kwargs)  # authentication, permissions, rate limit
+        self._budget = budgets.admit(request, self)  # before the body is read
         refuse_overlong_query_values(request)
         if request.method in BODYLESS_METHODS:
             refuse_any_body(request)
@@ -180,6 +186,9 @@ class ServiceAPIView(APIView):
             if self._held_claim is not None:
                 idempotency_release(self._held_claim)
             raise
+        finally:
+            if self._budget is not None:
+                self._budget.release()
         return response
 
     def answer_preflight(self, request):

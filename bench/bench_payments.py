@@ -198,7 +198,10 @@ class KeepAliveClient:
         self.buffer = b""
 
     def post(self, path: str, headers: dict, body: bytes) -> tuple[int, bytes]:
-        lines = [f"POST {path} HTTP/1.1", "Host: 127.0.0.1", f"Content-Length: {len(body)}"]
+        return self.request("POST", path, headers, body)
+
+    def request(self, method: str, path: str, headers: dict, body: bytes = b""):
+        lines = [f"{method} {path} HTTP/1.1", "Host: 127.0.0.1", f"Content-Length: {len(body)}"]
         lines += [f"{name}: {value}" for name, value in headers.items()]
         self.sock.sendall(("\r\n".join(lines) + "\r\n\r\n").encode() + body)
         head = self._read_until(b"\r\n\r\n")

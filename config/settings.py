@@ -100,6 +100,7 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "api.middleware.RequestIdMiddleware",
     "api.requestlog.RequestLogMiddleware",
+    "api.budgets.LoadShedMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -312,6 +313,39 @@ API_RATE_LIMITS = {
 if any(limit["rate"] <= 0 or limit["burst"] < 1 for limit in API_RATE_LIMITS.values()):
     raise ImproperlyConfigured("API_RATE_LIMIT_*_RATE must be above 0 and *_BURST at least 1.")
 API_RATE_LIMIT_CACHE = "default"
+# Callers without a valid secret key (none, unknown, publishable) share a bucket per client
+# address. Behind proxies, their networks (CIDRs) and the header they append the client to.
+API_ADDRESS_RATE_LIMIT = {
+    "rate": env.float("API_ADDRESS_RATE", default=20.0),
+    "burst": env.int("API_ADDRESS_BURST", default=40),
+}
+API_TRUSTED_PROXIES = env.list("API_TRUSTED_PROXIES", default=[])
+API_FORWARDED_FOR_HEADER = env.str("API_FORWARDED_FOR_HEADER", default="X-Forwarded-For")
+# Units of concurrent work per (merchant, mode) across the fleet (api/budgets.py): a request
+# holds 1, plus 1 per API_COST_BYTES of body, plus its view's `budget_cost` beyond 1.
+API_CONCURRENCY_LIMITS = {
+    "live": env.int("API_CONCURRENCY_LIVE", default=32),
+    "test": env.int("API_CONCURRENCY_TEST", default=8),
+}
+API_COST_BYTES = env.int("API_COST_BYTES", default=32 * 1024)
+API_CONCURRENCY_HOLD_SECONDS = env.int("API_CONCURRENCY_HOLD_SECONDS", default=60)
+# The load shedder: on/off, the threads of a web process (the variable scripts/serve.py
+# starts granian with, so the two agree) and how many of them only live-mode requests may take.
+API_LOAD_SHEDDING = env.bool("API_LOAD_SHEDDING", default=True)
+WEB_THREADS = env.int("WEB_THREADS", default=4)
+API_LIVE_RESERVED_THREADS = env.int("API_LIVE_RESERVED_THREADS", default=1)
+if (
+    API_ADDRESS_RATE_LIMIT["rate"] <= 0
+    or API_ADDRESS_RATE_LIMIT["burst"] < 1
+    or min(API_CONCURRENCY_LIMITS.values()) < 1
+    or API_COST_BYTES < 1
+    or WEB_THREADS < 1
+    or API_LIVE_RESERVED_THREADS < 0
+):
+    raise ImproperlyConfigured(
+        "API_ADDRESS_RATE must be above 0, API_ADDRESS_BURST, API_CONCURRENCY_* and "
+        "API_COST_BYTES and WEB_THREADS at least 1, API_LIVE_RESERVED_THREADS at least 0."
+    )
 # Each process keeps the API-key lookup (accounts/keycache.py) and each merchant's webhook
 # endpoint list (the fan-out's) in memory, invalidated through the configuration revision in
 # PostgreSQL (api/revision.py); off, or on SQLite, they are read from the database every time.
@@ -454,6 +488,9 @@ CELERY_BEAT_SCHEDULE.update(
 # Simulated issuer waits (`_svc_test_latency_ms`) one merchant may have at once; one more is
 # 429 (docs/payments.md "Simulated latency").
 SANDBOX_LATENCY_CONCURRENCY = env.int("SANDBOX_LATENCY_CONCURRENCY", default=2)
+# Units of the merchant's test-mode budget (API_CONCURRENCY_LIMITS) a wait holds beyond its
+# request's own (docs/request-safety.md "Budgets").
+SANDBOX_LATENCY_COST = env.int("SANDBOX_LATENCY_COST", default=2)
 CELERY_BEAT_SCHEDULE["sandbox-purge-challenge-sessions"] = {
     "task": "sandbox.tasks.purge_old_challenge_sessions",
     "schedule": 3600.0,

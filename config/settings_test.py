@@ -16,6 +16,13 @@ os.environ.setdefault("API_KEY_PEPPER", "test-only-pepper")
 for _mode in ("LIVE", "TEST"):
     os.environ.setdefault(f"API_RATE_LIMIT_{_mode}_RATE", "100000")
     os.environ.setdefault(f"API_RATE_LIMIT_{_mode}_BURST", "100000")
+# Likewise the per-address bucket and the concurrency budgets (every test client is 127.0.0.1,
+# race tests send dozens at once), and no shedding (the live server's threads are the suite's).
+os.environ.setdefault("API_ADDRESS_RATE", "100000")
+os.environ.setdefault("API_ADDRESS_BURST", "100000")
+os.environ.setdefault("API_CONCURRENCY_LIVE", "100000")
+os.environ.setdefault("API_CONCURRENCY_TEST", "100000")
+os.environ.setdefault("API_LOAD_SHEDDING", "false")
 
 # The suite's metric files in a directory of its own run (the processes it starts share it).
 os.environ.setdefault("PROMETHEUS_MULTIPROC_DIR", tempfile.mkdtemp(prefix="svc-test-metrics-"))

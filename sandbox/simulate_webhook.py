@@ -193,6 +193,7 @@ class SimulateInput(serializers.Serializer):
 
 class SimulateWebhook(ServiceAPIView):
     test_mode_only = True
+    budget_cost = 4  # delivers inline: holds a thread for seconds (api.budgets)
 
     @openapi.simulate_webhook
     @extend_schema(request=SimulateInput, responses=openapi.WEBHOOK_SIMULATED)

@@ -140,6 +140,7 @@ def dependencies_presumed_up():
     rate-limiter warning."""
     breaker.close_all()
     ratelimit._last_warning[0] = 0.0
+    ratelimit.forget_refusals()
 
 
 @pytest.fixture

@@ -68,3 +68,34 @@ def test_a_slot_is_given_back_after_the_wait(api, settings, during_the_wait):
         body = payment_body(tokenize(api, APPROVED), metadata=SLOW)
         assert api.post("/v1/payments", body, format="json").status_code == 201
     assert Payment.objects.count() == 3
+
+
+def test_a_wait_holds_more_of_the_test_mode_budget(api, live_api, settings, during_the_wait):
+    """A simulated wait costs its request's unit plus SANDBOX_LATENCY_COST: with a budget of
+    3 and a cost of 2, nothing else of the merchant's test mode runs meanwhile; live does."""
+    settings.API_CONCURRENCY_LIMITS = {"test": 3, "live": 3}
+    settings.SANDBOX_LATENCY_COST = 2
+    seen = {}
+
+    def look():
+        seen["test"] = api.get("/v1/payments")
+        seen["live"] = live_api.get("/v1/payments")
+
+    during_the_wait.append(look)
+    first = api.post("/v1/payments", payment_body(tokenize(api), metadata=SLOW), format="json")
+    assert first.status_code == 201, first.content
+    assert seen["test"].status_code == 429
+    assert seen["test"].json()["error"]["code"] == "rate_limit_exceeded"
+    assert seen["live"].status_code == 200
+    assert api.get("/v1/payments").status_code == 200  # given back after the wait
+
+
+def test_a_wait_over_the_budget_is_refused_before_it_waits(api, settings, during_the_wait):
+    settings.API_CONCURRENCY_LIMITS = {"test": 2, "live": 2}
+    settings.SANDBOX_LATENCY_COST = 2
+    during_the_wait.append(lambda: pytest.fail("waited"))
+    token = tokenize(api)
+    refused = api.post("/v1/payments", payment_body(token, metadata=SLOW), format="json")
+    assert refused.status_code == 429, refused.content
+    assert "budget" in refused.json()["error"]["message"]
+    assert Token.objects.get(pk=token).used_at is None

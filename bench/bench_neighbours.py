@@ -1,0 +1,334 @@
+"""Benchmark: one merchant's live traffic while another merchant (or anyone) attacks the API.
+
+Starts the Procfile's web process (granian, 2 workers x 4 threads) on PostgreSQL + Redis with
+the production limits, and two merchants. "bob" sends live-mode requests at a steady pace
+(`GET /v1/payments`, 2 clients, one request every 20 ms each) and his customers create a token
+with his publishable key every 250 ms from their own address. Bob's latency is measured
+alone, then during each attack, one at a time, then all together, alone again after each:
+
+- bodies: alice's test key posts worst-case 256 KiB bodies (bench_card_guard's) in a loop;
+- publishable: one address floods bob's (public) publishable key with token creations;
+- unknown keys: one address floods made-up secret keys.
+
+Each attack is `--connections` closed-loop keep-alive connections from a second process; bob
+is measured from a third. The bench talks to the service as a proxy would: it sends
+`X-Forwarded-For` (the attacker's address, bob's customers' own) and the service trusts
+127.0.0.1 as its proxy (API_TRUSTED_PROXIES). Reported: bob's p50 and p99 and their ratios to
+the mean of the "alone" phases just before and after (the goal: p99 <= 2x), bob's customers'
+token creations that succeeded, and what the attackers were answered.
+
+    make bench                               # every bench/bench_*.py
+    .venv/bin/python bench/bench_neighbours.py --seconds 10
+    .venv/bin/python bench/bench_neighbours.py --app /path/to/other/checkout   # before/after
+
+BENCH_DATABASE_URL (a database it may drop and recreate) and BENCH_REDIS_URL as
+bench_payments.py.
+"""
+
+import argparse
+import itertools
+import json
+import os
+import secrets
+import signal
+import string
+import subprocess
+import sys
+import threading
+import time
+from collections import Counter
+from http.client import HTTPConnection
+from multiprocessing import get_context
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_card_guard import BODIES  # noqa: E402
+from bench_payments import (  # noqa: E402
+    DEFAULT_REDIS,
+    PYTHON,
+    ROOT,
+    KeepAliveClient,
+    local_database_url,
+    manage,
+    recreate_database,
+    summary,
+)
+
+ATTACKER, CUSTOMER = "203.0.113.7", "198.51.100.20"
+TOKENS = "/v1/sandbox/tokens"
+WORST = [body for name, body in BODIES.items() if name.startswith("worst:")]
+TOKEN_BODY = json.dumps(
+    {"number": "4242424242424242", "exp_month": 12, "exp_year": 2099, "cvc": "123"}
+).encode()
+
+SETUP = """
+import json, django
+django.setup()
+from accounts.services import merchant_create
+keys = {}
+for name in ("alice", "bob"):
+    made = merchant_create(name=name, email=f"{name}@example.test")
+    keys[name] = {mode: {kind: issued.secret for kind, issued in kinds.items()}
+                  for mode, kinds in made.keys.items()}
+print(json.dumps(keys))
+"""
+
+
+def service_env(args) -> dict:
+    return {
+        **os.environ,
+        "DATABASE_URL": args.database_url,
+        "REDIS_URL": args.redis_url,
+        "DEBUG": "false",
+        "DJANGO_SECRET_KEY": "bench-secret-key",
+        "API_KEY_PEPPER": "bench-pepper",
+        "LOG_LEVEL": "WARNING",
+        "DJANGO_SETTINGS_MODULE": "config.settings",
+        "PYTHONPATH": str(Path(args.app).resolve()),
+        "API_TRUSTED_PROXIES": "127.0.0.1/32",  # the bench stands in for the proxy
+        "WEB_PORT": str(args.port),
+        "VENV": str(ROOT / ".venv"),
+    }
+
+
+def start_web(env: dict, port: int) -> subprocess.Popen:
+    """The Procfile's `web` line as it is written, in its own process group."""
+    procfile = (Path(env["PYTHONPATH"]) / "Procfile").read_text().splitlines()
+    command = next(line for line in procfile if line.startswith("web:")).split(":", 1)[1]
+    web = subprocess.Popen(
+        ["bash", "-c", "exec " + command.strip()],
+        cwd=env["PYTHONPATH"],
+        env=env,
+        start_new_session=True,
+    )
+    for _ in range(300):
+        try:
+            conn = HTTPConnection("127.0.0.1", port, timeout=1)
+            conn.request("GET", "/v1/payments")
+            conn.getresponse().read()
+            return web
+        except OSError:
+            time.sleep(0.1)
+    stop_web(web)
+    raise SystemExit("the web process did not start")
+
+
+# --- load (each in a process of its own) ------------------------------------------------------
+
+
+def loop(port: int, stop, pause: float, send) -> tuple[list[float], Counter]:
+    """send(client) -> status, until `stop` is set, `pause` seconds apart; reconnects when the
+    server closes the connection. -> (latencies, statuses)."""
+    latencies, statuses, client = [], Counter(), None
+    while not stop.is_set():
+        started = time.perf_counter()
+        try:
+            client = client or KeepAliveClient(port)
+            status = send(client)
+        except OSError:
+            client, status = None, "closed"
+        latencies.append(time.perf_counter() - started)
+        statuses[status] += 1
+        if pause:
+            stop.wait(pause)
+    return latencies, statuses
+
+
+def in_threads(count: int, work) -> list:
+    results = [None] * count
+
+    def run(index):
+        results[index] = work(index)
+
+    threads = [threading.Thread(target=run, args=(index,)) for index in range(count)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return results
+
+
+def bob(port: int, keys: dict, ready, stop, out) -> None:
+    """Bob's live requests (2 clients) and his customers' token creations (1 client)."""
+    live = {"Authorization": f"Bearer {keys['live']['secret']}"}
+    customer = {
+        "Authorization": f"Bearer {keys['test']['publishable']}",
+        "Content-Type": "application/json",
+        "X-Forwarded-For": CUSTOMER,
+    }
+
+    def token(client):
+        status, body = client.post(TOKENS, customer, TOKEN_BODY)
+        return "shed" if status == 429 and b"busy" in body else status  # test mode: by design
+
+    def work(index):
+        if index == 2:
+            return loop(port, stop, 0.25, token)
+        return loop(port, stop, 0.02, lambda c: c.request("GET", "/v1/payments", live)[0])
+
+    ready.set()
+    results = in_threads(3, work)
+    latencies = results[0][0] + results[1][0]
+    out.put((latencies, dict(results[0][1] + results[1][1]), dict(results[2][1])))
+
+
+def attack(port: int, kinds: list[str], keys: dict, connections: int, ready, stop, out) -> None:
+    senders = {
+        "bodies": bodies_sender(keys["alice"]["test"]["secret"]),
+        "publishable": publishable_sender(keys["bob"]["test"]["publishable"]),
+        "unknown keys": unknown_key_sender(),
+    }
+    plan = [kind for kind in kinds for _ in range(connections)]
+    ready.set()
+    results = in_threads(len(plan), lambda index: loop(port, stop, 0, senders[plan[index]])[1])
+    statuses = {kind: Counter() for kind in kinds}
+    for kind, counted in zip(plan, results, strict=True):
+        statuses[kind] += counted
+    out.put({kind: dict(counted) for kind, counted in statuses.items()})
+
+
+def bodies_sender(secret: str):
+    bodies = itertools.cycle(WORST)
+    headers = {"Authorization": f"Bearer {secret}", "Content-Type": "application/json"}
+    return lambda client: client.post("/v1/payments", headers, next(bodies))[0]
+
+
+def publishable_sender(publishable: str):
+    headers = {
+        "Authorization": f"Bearer {publishable}",
+        "Content-Type": "application/json",
+        "X-Forwarded-For": ATTACKER,
+    }
+    return lambda client: client.post(TOKENS, headers, TOKEN_BODY)[0]
+
+
+def unknown_key_sender():
+    alphabet = string.ascii_letters + string.digits
+
+    def send(client):
+        made_up = "svc_sk_live_" + "".join(secrets.choice(alphabet) for _ in range(20))
+        headers = {"Authorization": f"Bearer {made_up}", "X-Forwarded-For": ATTACKER}
+        return client.request("GET", "/v1/payments", headers)[0]
+
+    return send
+
+
+def phase(args, keys: dict, kinds: list[str]) -> dict:
+    """Bob measured for `--seconds` (once his process runs), during the attack `kinds`."""
+    context = get_context("spawn")
+    stop, bob_out, attack_out = context.Event(), context.Queue(), context.Queue()
+    attacker = None
+    if kinds:
+        attacking = context.Event()
+        attacker = context.Process(
+            target=attack,
+            args=(args.port, kinds, keys, args.connections, attacking, stop, attack_out),
+        )
+        attacker.start()
+        attacking.wait(120)
+        time.sleep(args.warmup)
+    measuring = context.Event()
+    measurer = context.Process(target=bob, args=(args.port, keys["bob"], measuring, stop, bob_out))
+    measurer.start()
+    measuring.wait(120)
+    time.sleep(args.seconds)
+    stop.set()
+    latencies, bob_statuses, customers = bob_out.get()
+    measurer.join()
+    attacked = attack_out.get() if attacker else {}
+    if attacker:
+        attacker.join()
+    time.sleep(args.cooldown)  # in-flight work and buckets settle between phases
+    _, p50, p99 = summary(latencies, args.seconds)
+    return {"p50": p50, "p99": p99, "bob": bob_statuses, "customers": customers, "attack": attacked}
+
+
+ATTACKS = [
+    ("bodies", ["bodies"]),
+    ("publishable", ["publishable"]),
+    ("unknown keys", ["unknown keys"]),
+    ("all together", ["bodies", "publishable", "unknown keys"]),
+]
+# Bob alone before and after each attack: on a shared machine the load drifts, so each
+# attack is compared with the mean of the two baselines around it.
+PHASES = [("alone", [])] + [phase for attack in ATTACKS for phase in (attack, ("alone", []))]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "--database-url",
+        default=os.environ.get("BENCH_DATABASE_URL", local_database_url("svc_bench_neighbours")),
+    )
+    parser.add_argument("--redis-url", default=os.environ.get("BENCH_REDIS_URL", DEFAULT_REDIS))
+    parser.add_argument("--app", default=str(ROOT), help="the checkout whose code is served")
+    parser.add_argument("--port", type=int, default=8766)
+    parser.add_argument("--seconds", type=float, default=10.0, help="per phase")
+    parser.add_argument("--connections", type=int, default=4, help="per attack")
+    parser.add_argument("--warmup", type=float, default=1.0)
+    parser.add_argument("--cooldown", type=float, default=3.0)
+    args = parser.parse_args()
+
+    env = service_env(args)
+    recreate_database(args.database_url)
+    manage(env, "migrate", "--no-input")
+    done = subprocess.run(
+        [PYTHON, "-c", SETUP], cwd=env["PYTHONPATH"], env=env, capture_output=True, text=True
+    )
+    if done.returncode:
+        raise SystemExit(done.stderr)
+    keys = json.loads(done.stdout)
+    web = start_web(env, args.port)
+    try:
+        results = []
+        for name, kinds in PHASES:
+            results.append((name, phase(args, keys, kinds)))
+            print(f"{name}: done", file=sys.stderr, flush=True)
+        report(args, results)
+    finally:
+        stop_web(web)
+
+
+def stop_web(web: subprocess.Popen) -> None:
+    """SIGTERM to the supervisor, which passes it to granian (a signal to the whole group
+    would reach granian's workers first, and granian would respawn them)."""
+    web.send_signal(signal.SIGTERM)
+    try:
+        web.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        os.killpg(web.pid, signal.SIGKILL)
+
+
+def report(args, results) -> None:
+    print(f"app: {args.app}; {args.seconds:.0f} s a phase, {args.connections} connections each")
+    print(f"load average: {os.getloadavg()[0]:.1f}")
+    print("| phase | bob p50 ms | bob p99 ms | p50 ratio | p99 ratio | bob's answers | "
+          "customers' tokens (201 of all) | attackers' answers |")  # fmt: skip
+    print("|---|---|---|---|---|---|---|---|")
+    for index, (name, result) in enumerate(results):
+        customers = result["customers"]
+        if name != "alone":
+            around = (results[index - 1][1], results[index + 1][1])
+            ratios = " | ".join(
+                f"{result[p] / (sum(base[p] for base in around) / 2):.2f}" for p in ("p50", "p99")
+            )
+        else:
+            ratios = "| "
+        print(
+            f"| {name} | {result['p50']:.1f} | {result['p99']:.1f} | {ratios} "
+            f"| {statuses(result['bob'])} | {customers.get(201, 0)} of {sum(customers.values())}"
+            f"{shed_note(customers)} "
+            f"| {'; '.join(f'{kind}: {statuses(s)}' for kind, s in result['attack'].items())} |"
+        )
+
+
+def shed_note(customers: dict) -> str:
+    return f" ({customers['shed']} shed)" if "shed" in customers else ""
+
+
+def statuses(counted: dict) -> str:
+    return ", ".join(f"{status}: {count}" for status, count in sorted(counted.items(), key=str))
+
+
+if __name__ == "__main__":
+    main()
