@@ -84,6 +84,9 @@ def api_key_find(secret: str, *, before_query: Callable[[], None] | None = None)
         return None
     # Cached under the current pepper's hash: what key_hash is once a key has been used.
     current_hash = keys.hash_key(secret, settings.API_KEY_PEPPER)
+    if before_query is not None and not keycache.lookups.holds(current_hash):
+        before_query()  # never cached here (a made-up key): refused before any query at all
+        before_query = None
     revision, cached = keycache.lookups.get(current_hash)  # read before the database's row
     if cached is not None:
         row, last_used_at = cached

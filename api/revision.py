@@ -71,6 +71,11 @@ class RevisionCache:
             self._entries.move_to_end(key)
             return revision, entry[2]
 
+    def holds(self, key) -> bool:
+        """An entry is stored for `key`, whatever its revision (no query is made to know)."""
+        with self._lock:
+            return key in self._entries
+
     def put(self, key, revision: int | None, value) -> None:
         if revision is None:
             return
