@@ -6,6 +6,7 @@ under var/ and a filesystem Celery broker shared by the web, worker and beat pro
 
 import datetime
 import ipaddress
+from datetime import timedelta
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
@@ -453,3 +454,37 @@ CELERY_BEAT_SCHEDULE["refunds-recover-operations"] = {
     "schedule": 30.0,
     "options": {"expires": 25},
 }
+
+# --- the back office (docs/back-office.md) ---------------------------------------------------
+# Login throttle and lockout (django-axes; accounts/loginlimits.py): a locked attempt is
+# refused before any password hash is computed.
+INSTALLED_APPS.append("axes")
+MIDDLEWARE.append("axes.middleware.AxesMiddleware")  # last, as axes asks
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_HANDLER = "accounts.loginlimits.AdminLoginHandler"
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"], "ip_address"]
+AXES_FAILURE_LIMIT = env.int("ADMIN_LOGIN_FAILURE_LIMIT", default=5)
+ADMIN_LOGIN_ADDRESS_FAILURE_LIMIT = env.int("ADMIN_LOGIN_ADDRESS_FAILURE_LIMIT", default=20)
+AXES_COOLOFF_TIME = timedelta(minutes=env.int("ADMIN_LOGIN_COOLOFF_MINUTES", default=15))
+AXES_RESET_ON_SUCCESS = True
+# A locked attempt is not counted: it writes nothing, and does not stretch the owner's cool-off.
+AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = False
+AXES_VERBOSE = False
+if AXES_FAILURE_LIMIT < 1 or ADMIN_LOGIN_ADDRESS_FAILURE_LIMIT < AXES_FAILURE_LIMIT:
+    raise ImproperlyConfigured(
+        "ADMIN_LOGIN_FAILURE_LIMIT must be at least 1 and ADMIN_LOGIN_ADDRESS_FAILURE_LIMIT at "
+        "least as large."
+    )
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {
+        "NAME": "django.contrib.auth.password_validation.MinimumLengthValidator",
+        "OPTIONS": {"min_length": 12},
+    },
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
+LOGGING["loggers"]["axes"] = {"level": "WARNING"}  # lockouts, not every attempt
