@@ -456,6 +456,13 @@ CELERY_BEAT_SCHEDULE["refunds-recover-operations"] = {
 }
 
 # --- the back office (docs/back-office.md) ---------------------------------------------------
+# What this process serves: "all" (one process, the default), "api" (no admin) or "admin" (the
+# admin alone, for a process on an internal address): same code, another root URLconf.
+SERVE = env.str("SERVE", default="all")
+SERVED_URLCONFS = {"all": "config.urls", "api": "config.urls_api", "admin": "config.urls_admin"}
+if SERVE not in SERVED_URLCONFS:
+    raise ImproperlyConfigured(f"SERVE must be one of {', '.join(SERVED_URLCONFS)}.")
+ROOT_URLCONF = SERVED_URLCONFS[SERVE]
 # Login throttle and lockout (django-axes; accounts/loginlimits.py): a locked attempt is
 # refused before any password hash is computed.
 INSTALLED_APPS.append("axes")
