@@ -466,6 +466,7 @@ ROOT_URLCONF = SERVED_URLCONFS[SERVE]
 # Login throttle and lockout (django-axes; accounts/loginlimits.py): a locked attempt is
 # refused before any password hash is computed.
 INSTALLED_APPS.append("axes")
+MIDDLEWARE.append("accounts.adminguard.RefuseNulInAdminMiddleware")
 MIDDLEWARE.append("axes.middleware.AxesMiddleware")  # last, as axes asks
 AUTHENTICATION_BACKENDS = [
     "axes.backends.AxesStandaloneBackend",

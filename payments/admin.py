@@ -12,6 +12,7 @@ from accounts.backoffice import (
     CappedPaginator,
     ConfirmForm,
     FixedChoicesFilter,
+    MerchantFirstAdmin,
     ObjectAction,
     ObjectActionsAdmin,
 )
@@ -142,7 +143,7 @@ CANCEL = ObjectAction(
 
 
 @admin.register(Payment)
-class PaymentAdmin(ReadOnlyAdmin):
+class PaymentAdmin(MerchantFirstAdmin, ReadOnlyAdmin):
     list_display = (
         "id",
         "merchant",

@@ -9,6 +9,7 @@ from django.utils import timezone
 
 from api.currencies import CURRENCY_EXPONENTS
 from api.errors import not_found
+from api.fields import MAX_AMOUNT
 from api.ids import id_floor, is_id
 from events.models import Event
 from payments.models import Payment
@@ -105,11 +106,13 @@ def payment_search(term: str) -> Q:
 
 
 def _minor_units(major: Decimal) -> list[int]:
-    """120.00 -> the minor units it is in each exponent that can write it (12000, 120000)."""
+    """120.00 -> the minor units it is in each exponent that can write it (12000, 120000); none
+    above the largest amount a payment can have (a bigint overflow would be a 500)."""
     return sorted(
         {
             int(major.scaleb(exponent))
             for exponent in set(CURRENCY_EXPONENTS.values())
             if major.scaleb(exponent) == major.scaleb(exponent).to_integral_value()
+            and major.scaleb(exponent) <= MAX_AMOUNT
         }
     )

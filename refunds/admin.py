@@ -8,7 +8,13 @@ from django.contrib import admin
 from django.contrib.admin.utils import unquote
 from django.utils.html import format_html, format_html_join
 
-from accounts.backoffice import CappedPaginator, ObjectAction, admin_url, user_may
+from accounts.backoffice import (
+    CappedPaginator,
+    MerchantFirstAdmin,
+    ObjectAction,
+    admin_url,
+    user_may,
+)
 from events.models import Event
 from payments.admin import (
     AmountForm,
@@ -30,7 +36,7 @@ REFUND_FIELDS = ("id", "status", "amount", "currency", "failure_code", "reason",
 
 
 @admin.register(Refund)
-class RefundAdmin(ReadOnlyAdmin):
+class RefundAdmin(MerchantFirstAdmin, ReadOnlyAdmin):
     list_display = ("id", "merchant", "payment", *REFUND_FIELDS[1:], "livemode")
     list_filter = ("status", CurrencyFilter, "livemode")
     search_fields = ("=id", "=payment__id")

@@ -8,6 +8,8 @@ from django.utils.html import format_html
 from accounts.backoffice import (
     CappedPaginator,
     FixedChoicesFilter,
+    MerchantFilter,
+    MerchantFirstAdmin,
     ObjectAction,
     ObjectActionsAdmin,
     admin_url,
@@ -145,7 +147,7 @@ RESEND = ObjectAction("resend", "Resend", "events.resend_event", resend_one)
 
 
 @admin.register(Event)
-class EventAdmin(ReadOnlyAdmin):
+class EventAdmin(MerchantFirstAdmin, ReadOnlyAdmin):
     list_display = ("id", "merchant", "livemode", "type", "resource_id", "created")
     list_display += ("dispatched_at", "dead_lettered_at")
     list_filter = (
@@ -193,15 +195,8 @@ class EndpointFilter(admin.SimpleListFilter):
         return queryset.filter(endpoint_id=self.value()) if self.value() else queryset
 
 
-class MerchantFilter(admin.SimpleListFilter):
-    title = "merchant"
-    parameter_name = "merchant"
-
-    def lookups(self, request, model_admin):
-        return [(m.id, f"{m.name} ({m.id})") for m in Merchant.objects.order_by("name")[:200]]
-
-    def queryset(self, request, queryset):
-        return queryset.filter(event__merchant_id=self.value()) if self.value() else queryset
+class DeliveryMerchantFilter(MerchantFilter):
+    field = "event__merchant_id"
 
 
 def last_attempt(field: str):
@@ -220,7 +215,7 @@ def with_last_attempt(deliveries):
 
 
 @admin.register(Delivery)
-class DeliveryAdmin(ReadOnlyAdmin):
+class DeliveryAdmin(MerchantFirstAdmin, ReadOnlyAdmin):
     """Every delivery of every event, with its last attempt's answer (docs/back-office.md)."""
 
     list_display = (
@@ -239,10 +234,12 @@ class DeliveryAdmin(ReadOnlyAdmin):
     list_filter = (
         "status",
         EndpointFilter,
-        MerchantFilter,
         ("created", admin.DateFieldListFilter),
         ("event__livemode", admin.BooleanFieldListFilter),
     )
+    # An endpoint is one merchant's too (its deliveries read through the endpoint's index).
+    merchant_filter = DeliveryMerchantFilter
+    scoped_by = ("merchant", "endpoint")
     search_fields = ("=id", "=event__id", "=endpoint__id", "=event__resource_id")
     show_full_result_count = False
     paginator = CappedPaginator
@@ -300,7 +297,7 @@ class DeadLetterAdmin(DeliveryAdmin):
         "last_error",
         "created",
     )
-    list_filter = (EndpointFilter, MerchantFilter, ("created", admin.DateFieldListFilter))
+    list_filter = (EndpointFilter, ("created", admin.DateFieldListFilter))
     actions = [resend_dead_letters]
 
     def has_requeue_permission(self, request):

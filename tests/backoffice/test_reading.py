@@ -98,13 +98,15 @@ def test_deliveries_list_with_last_error_resource_and_filters(
     listing = staff_client.get("/admin/webhooks/delivery/").content.decode()
     assert failing_id in listing and fine_id in listing
     assert failing.resource_id in listing and "500" in listing
-    dead = staff_client.get("/admin/webhooks/delivery/", {"status": "dead_lettered"}).content
+    dead = staff_client.get(
+        "/admin/webhooks/delivery/", {"status": "dead_lettered", "endpoint": endpoint.id}
+    ).content
     assert failing_id in dead.decode() and fine_id not in dead.decode()
     today = timezone.now().date().isoformat()
     for filters in (
         {"endpoint": endpoint.id},
         {"merchant": endpoint.merchant_id},
-        {"created__gte": f"{today} 00:00:00+00:00"},
+        {"created__gte": f"{today} 00:00:00+00:00", "merchant": endpoint.merchant_id},
     ):
         found = staff_client.get("/admin/webhooks/delivery/", filters).content.decode()
         assert failing_id in found and fine_id in found, filters
