@@ -121,7 +121,7 @@ def offered_for(trigger: Trigger):
 
 def capture(request, payment: Payment, data) -> str:
     captured = payment_capture(payment=payment, amount=data["amount"])
-    return f"Captured {captured.amount_captured} {captured.currency}."
+    return f"Captured {format_amount(captured.amount_captured, captured.currency)}."
 
 
 def cancel(request, payment: Payment, data) -> str:

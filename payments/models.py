@@ -6,7 +6,7 @@ from django.db.models.fields.json import KeyTransform
 from django.utils import timezone
 
 from accounts.models import Merchant
-from api.currencies import CURRENCY_EXPONENTS
+from api.currencies import CURRENCY_EXPONENTS, format_amount
 from api.ids import PrefixedIdField
 from payments.methods import find_method
 from payments.states import Status
@@ -149,7 +149,12 @@ class Payment(models.Model):
         ]
 
     def __str__(self):
-        return f"{self.id} {self.status} {self.amount} {self.currency}"
+        """The admin's title: "pay_… captured 20.00 EUR of 40.00 EUR" when part was captured."""
+        amount = format_amount(self.amount, self.currency)
+        if 0 < self.amount_captured < self.amount:
+            captured = format_amount(self.amount_captured, self.currency)
+            return f"{self.id} {self.status} {captured} of {amount}"
+        return f"{self.id} {self.status} {amount}"
 
 
 TEST_CONNECTOR = "test"  # the connector test mode routes to; never reachable from live mode

@@ -15,6 +15,7 @@ from accounts.backoffice import (
     admin_url,
     user_may,
 )
+from api.currencies import format_amount
 from events.models import Event
 from payments.admin import (
     AmountForm,
@@ -72,7 +73,7 @@ class RefundForm(AmountForm):
 
 def refund(request, payment: Payment, data) -> str:
     made = refund_create(payment=payment, amount=data["amount"], reason=data["reason"] or None)
-    return f"Refund {made.id} of {made.amount} {made.currency}: {made.status}."
+    return f"Refund {made.id} of {format_amount(made.amount, made.currency)}: {made.status}."
 
 
 REFUND = ObjectAction(
