@@ -15,6 +15,8 @@ from accounts.backoffice import (
     MerchantFirstAdmin,
     ObjectAction,
     ObjectActionsAdmin,
+    merchant_name,
+    utc,
 )
 from accounts.models import Merchant
 from api.currencies import CURRENCY_EXPONENTS, format_amount
@@ -71,10 +73,6 @@ def card_line(card: dict | None) -> str:
     expiry = f"{card.get('exp_month', 0):02d}/{card.get('exp_year', 0) % 100:02d}"
     origin = " ".join(filter(None, (card.get("issuer_country"), card.get("funding"))))
     return f"{card.get('brand')} •••• {card.get('last4')} {expiry}, {origin}".strip(", ")
-
-
-def utc(moment) -> str:
-    return moment.strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
 def events_table(resource):
@@ -146,7 +144,7 @@ CANCEL = ObjectAction(
 class PaymentAdmin(MerchantFirstAdmin, ReadOnlyAdmin):
     list_display = (
         "id",
-        "merchant",
+        merchant_name,
         "status",
         "amount_display",
         "method_type",

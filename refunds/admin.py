@@ -13,6 +13,7 @@ from accounts.backoffice import (
     MerchantFirstAdmin,
     ObjectAction,
     admin_url,
+    merchant_name,
     user_may,
 )
 from api.currencies import format_amount
@@ -38,13 +39,31 @@ REFUND_FIELDS = ("id", "status", "amount", "currency", "failure_code", "reason",
 
 @admin.register(Refund)
 class RefundAdmin(MerchantFirstAdmin, ReadOnlyAdmin):
-    list_display = ("id", "merchant", "payment", *REFUND_FIELDS[1:], "livemode")
+    list_display = (
+        "id",
+        merchant_name,
+        "payment_ref",
+        "status",
+        "amount_display",
+        "failure_code",
+        "reason",
+        "created",
+        "livemode",
+    )
     list_filter = ("status", CurrencyFilter, "livemode")
     search_fields = ("=id", "=payment__id")
     list_select_related = ("merchant", "payment")
     show_full_result_count = False
     paginator = CappedPaginator
     readonly_fields = ("events",)
+
+    @admin.display(description="payment", ordering="payment")
+    def payment_ref(self, refund: Refund):
+        return refund.payment_id  # its id: the payment's title is long
+
+    @admin.display(description="amount", ordering="amount")
+    def amount_display(self, refund: Refund):
+        return format_amount(refund.amount, refund.currency)
 
     @admin.display(description="Events (oldest first)")
     def events(self, refund: Refund):
