@@ -2,7 +2,8 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models import Q
-from django.db.models.fields.json import KeyTransform
+from django.db.models.fields.json import KeyTextTransform, KeyTransform
+from django.db.models.functions import Lower
 from django.utils import timezone
 
 from accounts.models import Merchant
@@ -143,7 +144,11 @@ class Payment(models.Model):
             models.Index(
                 fields=["customer"], condition=Q(customer__isnull=False), name="payment_customer"
             ),
-            models.Index(KeyTransform("email", "customer_details"), name="payment_customer_email"),
+            # Emails are typed by people, in any case (payments.selectors.customer_email).
+            models.Index(
+                Lower(KeyTextTransform("email", "customer_details")),
+                name="payment_customer_email_ci",
+            ),
             models.Index(fields=["amount"], name="payment_amount"),
             models.Index(fields=["created"], name="payment_created"),
         ]

@@ -5,6 +5,9 @@ import re
 from decimal import Decimal
 
 from django.db.models import Q
+from django.db.models.fields.json import KeyTextTransform
+from django.db.models.functions import Lower
+from django.db.models.lookups import Exact
 from django.utils import timezone
 
 from api.currencies import CURRENCY_EXPONENTS
@@ -96,13 +99,20 @@ def payment_search(term: str) -> Q:
     if term.startswith("cus_"):
         return Q(customer=term)
     if "@" in term:
-        return Q(customer_details__email=term)
+        return customer_email(term)
     found = Q(reference=term)
     if LAST4.fullmatch(term):
         found |= Q(card__last4=term)
     if AMOUNT.fullmatch(term):
         found |= Q(amount__in=_minor_units(Decimal(term)))
     return found
+
+
+def customer_email(term: str) -> Q:
+    """The customer's email in any case ("Ada@Example.test" finds "ada@example.test"), read
+    through payment_customer_email_ci, an index on the same lowercased expression. A reference
+    stays exact: it is the merchant's own key, copied rather than typed."""
+    return Q(Exact(Lower(KeyTextTransform("email", "customer_details")), term.lower()))
 
 
 def _minor_units(major: Decimal) -> list[int]:

@@ -40,6 +40,19 @@ def test_search_by_last4_customer_email_amount_and_exact_reference(staff_client,
         assert mastercard["id"] in page and visa["id"] not in page, term
 
 
+def test_search_by_email_ignores_case(staff_client, api):
+    """Issue 24 item 4: the email search was exact and case-sensitive."""
+    mixed = created(api, APPROVED, customer={"email": "Grace.Hopper@Example.TEST"})
+    other = created(api, APPROVED, customer={"email": "grace@example.test"})
+    for term in (
+        "grace.hopper@example.test",
+        "GRACE.HOPPER@EXAMPLE.TEST",
+        " Grace.Hopper@example.test ",
+    ):
+        page = found(staff_client, term)
+        assert mixed["id"] in page and other["id"] not in page, term
+
+
 def test_created_date_filter(staff_client, api, merchant):
     with time_machine.travel(datetime.datetime(2026, 1, 5, 12, tzinfo=datetime.UTC)):
         old = created(api, APPROVED)
@@ -58,7 +71,8 @@ def test_created_date_filter(staff_client, api, merchant):
     [
         ("4242", "payment_card_last4"),
         ("cus_01J0000000000000000000000A", "payment_customer"),
-        ("ada@example.test", "payment_customer_email"),
+        ("ada@example.test", "payment_customer_email_ci"),
+        ("Ada@Example.TEST", "payment_customer_email_ci"),
         ("120.00", "payment_amount"),
         ("order-777", "payment_reference_any"),
     ],
