@@ -6,7 +6,6 @@ under var/ and a filesystem Celery broker shared by the web, worker and beat pro
 
 import datetime
 import ipaddress
-from datetime import timedelta
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
@@ -476,7 +475,7 @@ AXES_HANDLER = "accounts.loginlimits.AdminLoginHandler"
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"], "ip_address"]
 AXES_FAILURE_LIMIT = env.int("ADMIN_LOGIN_FAILURE_LIMIT", default=5)
 ADMIN_LOGIN_ADDRESS_FAILURE_LIMIT = env.int("ADMIN_LOGIN_ADDRESS_FAILURE_LIMIT", default=20)
-AXES_COOLOFF_TIME = timedelta(minutes=env.int("ADMIN_LOGIN_COOLOFF_MINUTES", default=15))
+AXES_COOLOFF_TIME = datetime.timedelta(minutes=env.int("ADMIN_LOGIN_COOLOFF_MINUTES", default=15))
 AXES_RESET_ON_SUCCESS = True
 # A locked attempt is not counted: it writes nothing, and does not stretch the owner's cool-off.
 AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = False

@@ -6,12 +6,10 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-    # Numbered 0009: 0008 is the list's status index, made on another branch at the same
-    # time; where both are present this one depends on it.
 
     dependencies = [
         ('accounts', '0002_back_office_permissions'),
-        ('payments', '0007_back_office_search_indexes'),
+        ('payments', '0008_payment_clock_advanced_by'),
     ]
 
     operations = [
