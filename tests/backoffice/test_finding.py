@@ -124,7 +124,7 @@ BIG_LISTS = [
     ("/admin/events/event/", "type=refund.created", {"type": "refund.created"}),
     ("/admin/refunds/refund/", "currency=jpy", {"currency": "jpy"}),
     ("/admin/webhooks/delivery/", "status__exact=dead_lettered", {"status": "dead_lettered"}),
-    ("/admin/webhooks/deadletter/", "created__gte", {"created__gte": "2026-01-01"}),
+    ("/admin/webhooks/deadletter/", "created__gte", {"created__gte": "2026-01-01 00:00:00+00:00"}),
 ]
 
 
