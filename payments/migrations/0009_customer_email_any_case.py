@@ -2,10 +2,34 @@
 
 import django.db.models.fields.json
 import django.db.models.functions.text
+from django.contrib.postgres.operations import AddIndexConcurrently
 from django.db import migrations, models
 
 
+class AddIndexConcurrentlyOnPostgres(AddIndexConcurrently):
+    """CREATE INDEX CONCURRENTLY on PostgreSQL (no write lock on a live table while the previous
+    release serves); a plain CREATE INDEX on the embedded SQLite, which has no such option."""
+
+    def database_forwards(self, app_label, schema_editor, from_state, to_state):
+        if schema_editor.connection.vendor == "postgresql":
+            return super().database_forwards(app_label, schema_editor, from_state, to_state)
+        return migrations.AddIndex.database_forwards(
+            self, app_label, schema_editor, from_state, to_state
+        )
+
+    def database_backwards(self, app_label, schema_editor, from_state, to_state):
+        if schema_editor.connection.vendor == "postgresql":
+            return super().database_backwards(app_label, schema_editor, from_state, to_state)
+        return migrations.AddIndex.database_backwards(
+            self, app_label, schema_editor, from_state, to_state
+        )
+
+
 class Migration(migrations.Migration):
+    # CREATE INDEX CONCURRENTLY runs outside a transaction. The exact-email index
+    # (payment_customer_email) stays: the previous release still searches by it while this one
+    # rolls out; dropping it is a contract step for a later release.
+    atomic = False
 
     dependencies = [
         ('accounts', '0002_back_office_permissions'),
@@ -13,11 +37,7 @@ class Migration(migrations.Migration):
     ]
 
     operations = [
-        migrations.RemoveIndex(
-            model_name='payment',
-            name='payment_customer_email',
-        ),
-        migrations.AddIndex(
+        AddIndexConcurrentlyOnPostgres(
             model_name='payment',
             index=models.Index(django.db.models.functions.text.Lower(django.db.models.fields.json.KeyTextTransform('email', 'customer_details')), name='payment_customer_email_ci'),
         ),
