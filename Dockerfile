@@ -15,7 +15,7 @@ RUN bash scripts/install.sh /opt/venv \
 USER svc
 
 EXPOSE 8000
-# One process per container: web (the default), worker, webhooks or beat. The release step is
+# One process per container: web (the default), worker, webhooks, webhooks-test or beat. The release step is
 # `python manage.py migrate --noinput`, run once per upgrade before new web containers start.
 ENTRYPOINT ["/opt/venv/bin/python", "scripts/serve.py"]
 CMD ["web"]

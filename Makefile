@@ -38,6 +38,7 @@ migrate: install .env
 # PORT of its own (5000, 5100, ...), so the origin in links is set here, for all of them.
 run: migrate
 	$(PY) manage.py collectstatic --noinput --verbosity 0
+	$(PY) manage.py clear_metrics --verbosity 0
 	VENV=$(VENV) WEB_PORT=$(PORT) PUBLIC_BASE_URL=$${PUBLIC_BASE_URL:-http://127.0.0.1:$(PORT)} \
 		$(VENV)/bin/honcho start -f Procfile --env /dev/null
 

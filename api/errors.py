@@ -10,6 +10,8 @@ from rest_framework import exceptions as drf
 from rest_framework.response import Response
 from rest_framework.settings import api_settings
 
+from api import metrics
+
 QUOTED_CHARS = 40  # an error message shows at most this much of a bad value
 # Backstops: no envelope grows with the input, whatever a message quotes (issue 20: errors
 # quoting a whole 256 KiB value were stored for 24 hours under an Idempotency-Key).
@@ -165,6 +167,7 @@ def exception_handler(exc, context):
     error = as_service_error(exc, request)
     if error is None:
         return None  # unknown: re-raised, and RequestIdMiddleware answers 500 in the envelope
+    metrics.error_answered(error, request)
     return Response(
         error.envelope(getattr(request, "request_id", None)),
         status=error.status,

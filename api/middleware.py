@@ -5,6 +5,7 @@ import logging
 from django.core.exceptions import BadRequest, DisallowedHost, PermissionDenied, SuspiciousOperation
 from django.http import Http404, HttpResponse
 
+from api import metrics
 from api.errors import ApiFailure, ServiceError, ValidationFailed
 from api.ids import new_id
 from api.renderers import dumps
@@ -16,6 +17,7 @@ JSON_CONTENT_TYPE = "application/json; charset=utf-8"
 
 def error_response(error: ServiceError, request) -> HttpResponse:
     """The envelope outside DRF (Django's 404/500 handlers, middleware)."""
+    metrics.error_answered(error, request)
     response = HttpResponse(
         dumps(error.envelope(getattr(request, "request_id", None))),
         status=error.status,

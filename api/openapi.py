@@ -12,6 +12,7 @@ from drf_spectacular.plumbing import ResolvedComponent
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, inline_serializer
 from rest_framework import serializers
 
+from api.errors import MAX_MESSAGE_CHARS, MAX_PARAM_CHARS
 from api.fields import (
     MAX_AMOUNT,
     MAX_ID_LENGTH,
@@ -69,8 +70,8 @@ class ObjectNameSchema(OpenApiSerializerFieldExtension):
 class ErrorBody(serializers.Serializer):
     type = serializers.ChoiceField(choices=ERROR_TYPES)
     code = serializers.CharField()
-    message = serializers.CharField()
-    param = serializers.CharField(allow_null=True)
+    message = serializers.CharField(max_length=MAX_MESSAGE_CHARS)
+    param = serializers.CharField(allow_null=True, max_length=MAX_PARAM_CHARS)
     decline_code = serializers.CharField(required=False, help_text="Only on card_error.")
     request_id = serializers.CharField(allow_null=True)
 
@@ -83,6 +84,10 @@ class Error(serializers.Serializer):
 
 # Every operation can answer these; the rest are named per operation (`errors=` below).
 COMMON_ERRORS = (400, 401, 403, 429)
+# A fault (500 `internal_error`) or the processor's (`connector_http_error`, which the sandbox's
+# `_svc_test_http_error` answers on purpose): `api_error`, to retry with the same
+# Idempotency-Key (spec "Errors"). Named one by one: not every generator reads `5XX`.
+SERVER_ERRORS = (500, 502, 503, 504)
 
 
 def error_responses(*statuses: int) -> dict:
@@ -101,6 +106,68 @@ def list_of(item: type[serializers.Serializer], name: str, **extra) -> serialize
             **extra,
         },
     )
+
+
+class Named(serializers.Field):
+    """A field whose schema is the component a room above registered with `named`: how a
+    lower room (webhooks' events) names a resource of a higher one (a Payment, a Refund)
+    without importing it (ARCHITECTURE.md)."""
+
+    def __init__(self, component: str, **kwargs):
+        self.component = component
+        super().__init__(**kwargs)
+
+
+NAMED: dict[str, type[serializers.Serializer]] = {}
+
+
+def named(serializer: type[serializers.Serializer]) -> type[serializers.Serializer]:
+    NAMED[serializer.__name__] = serializer
+    return serializer
+
+
+class NamedSchema(OpenApiSerializerFieldExtension):
+    target_class = Named
+
+    def map_serializer_field(self, auto_schema, direction):
+        return auto_schema.resolve_serializer(NAMED[self.target.component], direction).ref
+
+
+def previous_attributes_of(serializer: type[serializers.Serializer], name: str):
+    """`data.previous_attributes` of the resource's events: any of its top-level fields, each
+    with its old value, null for one that had none (events.services.previous_attributes)."""
+    fields = {
+        field_name: type(field)(
+            *field._args, **{**field._kwargs, "required": False, "allow_null": True}
+        )
+        for field_name, field in serializer._declared_fields.items()
+    }
+    return named(type(name, (serializers.Serializer,), fields))
+
+
+def spec(summary: str, section: str, description: str = "") -> dict:
+    """An operation's `summary` and `description`, the description naming the spec section it
+    implements (`extend_schema(**spec(...))`)."""
+    where = f'Spec: "{section}".' if section else "Not in the spec (additive)."
+    return {"summary": summary, "description": f"{description}\n\n{where}".strip()}
+
+
+def mark_enums_open(result, generator, request, public):
+    """drf-spectacular postprocessing hook: every enum is open (`x-open-enum: true`): a client
+    must accept a member it does not know (spec "Common conventions", docs/openapi.md)."""
+
+    def walk(node):
+        if isinstance(node, dict):
+            if isinstance(node.get("enum"), list):
+                node["x-open-enum"] = True
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+
+    walk(result)
+    return result
 
 
 # A query parameter's value: at most MAX_STRING_LENGTH characters, as any string input
@@ -229,7 +296,7 @@ class ServiceAutoSchema(AutoSchema):
 
     def _get_response_bodies(self, direction="response"):
         responses = super()._get_response_bodies(direction)
-        statuses = list(COMMON_ERRORS)
+        statuses = [*COMMON_ERRORS, *SERVER_ERRORS]
         if "{" in self.path:
             statuses.append(404)
         if self.is_idempotent_post():

@@ -15,20 +15,25 @@ from api.errors import ValidationFailed
 from api.fields import parse_time_filter
 from api.logfilters import redact_log_text
 from api.models import RequestLogEntry
-from api.openapi import PAGE_PARAMETERS, QUERY_STRING, list_of
+from api.openapi import ERROR_TYPES, PAGE_PARAMETERS, QUERY_STRING, ObjectName, list_of
 from api.renderers import format_timestamp
 from api.views import ServiceAPIView
+
+
+class RequestLogError(serializers.Serializer):
+    type = serializers.ChoiceField(choices=ERROR_TYPES)
+    code = serializers.CharField()
 
 
 class RequestLog(serializers.Serializer):
     """The request-log entry object."""
 
     id = serializers.CharField(help_text="The request's X-Request-Id.")
-    object = serializers.CharField(help_text='"request_log"')
+    object = ObjectName("request_log")
     method = serializers.CharField()
     path = serializers.CharField(help_text="Card- and key-shaped text masked.")
     status = serializers.IntegerField()
-    error = serializers.DictField(
+    error = RequestLogError(
         allow_null=True, help_text="`type` and `code` of the error answer; null on success."
     )
     idempotency_key = serializers.CharField(allow_null=True)

@@ -6,6 +6,7 @@ under var/ and a filesystem Celery broker shared by the web, worker and beat pro
 
 import datetime
 import ipaddress
+import os
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
@@ -259,6 +260,7 @@ REST_FRAMEWORK = {
 SPECTACULAR_SETTINGS = {
     "OAS_VERSION": "3.1.0",
     "TITLE": "Payment service API",
+    "LICENSE": {"name": "Apache-2.0", "identifier": "Apache-2.0"},
     "DESCRIPTION": "REST/JSON payments, refunds, signed webhooks and a test-mode simulator.",
     "VERSION": API_VERSION,
     "SCHEMA_PATH_PREFIX": r"/v1",
@@ -266,6 +268,8 @@ SPECTACULAR_SETTINGS = {
     "SERVE_AUTHENTICATION": [],
     "REDOC_DIST": "SIDECAR",
     "WEBHOOKS": ["webhooks.openapi.EVENT_WEBHOOK"],
+    # Self-hosted: the API is on the host serving the description (PUBLIC_BASE_URL).
+    "SERVERS": [{"url": "/", "description": "The host serving this description."}],
     # Several resources have a `status` or a `type`: each set of choices gets its own name.
     "ENUM_NAME_OVERRIDES": {
         "PaymentStatus": "payments.states.Status",
@@ -276,7 +280,21 @@ SPECTACULAR_SETTINGS = {
         "WebhookEndpointStatus": "webhooks.openapi.ENDPOINT_STATUSES",
         "EventType": "webhooks.openapi.EVENT_TYPE_CHOICES",
         "ErrorType": "api.openapi.ERROR_TYPES",
+        "PaymentMethodType": "payments.openapi.METHOD_TYPES",
+        "ThreeDSStatus": "payments.openapi.THREE_DS_STATUSES",
+        "AvsResult": "payments.openapi.AVS_RESULTS",
+        "CvvResult": "payments.openapi.CVV_RESULTS",
+        "RiskDecision": "payments.openapi.RISK_DECISIONS",
+        "NextActionType": "payments.openapi.NEXT_ACTION_TYPES",
+        "RefundFailureCode": "refunds.openapi.FAILURE_CODE_CHOICES",
+        "PaymentEventType": "webhooks.openapi.PAYMENT_EVENT_TYPES",
+        "RefundEventType": "webhooks.openapi.REFUND_EVENT_TYPES",
     },
+    # Every enum marked open (docs/openapi.md "Decisions").
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "api.openapi.mark_enums_open",
+    ],
 }
 
 # --- request safety (docs/request-safety.md) ---------------------------------------------------
@@ -453,6 +471,40 @@ CELERY_BEAT_SCHEDULE["refunds-recover-operations"] = {
     "schedule": 30.0,
     "options": {"expires": 25},
 }
+
+# --- observability (docs/observability.md) ---------------------------------------------------
+# Counters and histograms of every process of a node (granian's workers, the Celery workers)
+# are files in this directory, summed by /metrics (prometheus-client's multiprocess mode, which
+# reads PROMETHEUS_MULTIPROC_DIR when it is imported: set here, before any room imports it).
+# Empty it when the node starts, before its processes (make run does).
+METRICS_DIR = Path(env.str("PROMETHEUS_MULTIPROC_DIR", default=str(VAR_DIR / "metrics")))
+os.environ["PROMETHEUS_MULTIPROC_DIR"] = str(METRICS_DIR)
+try:
+    METRICS_DIR.mkdir(parents=True, exist_ok=True)
+except OSError as error:
+    raise ImproperlyConfigured(
+        f"PROMETHEUS_MULTIPROC_DIR {METRICS_DIR} cannot be made ({error.strerror}): "
+        "set it to a directory every process of this node can write."
+    ) from error
+# Set: /metrics answers only `Authorization: Bearer <METRICS_TOKEN>` (401 otherwise).
+METRICS_TOKEN = env.str("METRICS_TOKEN", default="")
+# /readyz: how old beat's last heartbeat and the oldest due webhook delivery may be (seconds;
+# 0 leaves the check out), and how long one check may take before it counts as failed.
+READINESS_BEAT_MAX_AGE = env.float("READINESS_BEAT_MAX_AGE", default=60.0)
+READINESS_WEBHOOK_MAX_AGE = env.float("READINESS_WEBHOOK_MAX_AGE", default=600.0)
+READINESS_CHECK_TIMEOUT = env.float("READINESS_CHECK_TIMEOUT", default=2.0)
+# Plain-HTTP probes and scrapes are answered, not redirected to HTTPS (docs/deployment.md).
+SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$", r"^metrics$"]
+# The probes and /metrics are answered before the host check, the API key and the rate limit
+# (config/probes.py); every other request is counted and timed (api/metrics.py).
+INSTALLED_APPS += ["health_check", "config"]
+MIDDLEWARE.insert(0, "config.probes.ProbeMiddleware")
+MIDDLEWARE.insert(
+    MIDDLEWARE.index("api.middleware.RequestIdMiddleware") + 1,
+    "api.metrics.RequestMetricsMiddleware",
+)
+# A failed readiness check is reported once per change by config.health, not per probe.
+LOGGING["loggers"]["health_check"] = {"level": "ERROR"}
 
 # --- the back office (docs/back-office.md) ---------------------------------------------------
 # What this process serves: "all" (one process, the default), "api" (no admin) or "admin" (the

@@ -5,6 +5,7 @@ always under CI) before this module is imported.
 """
 
 import os
+import tempfile
 
 # A developer's .env (make run) must not leak into the suite or the processes it starts.
 os.environ.setdefault("ENV_FILE", "")
@@ -15,6 +16,9 @@ os.environ.setdefault("API_KEY_PEPPER", "test-only-pepper")
 for _mode in ("LIVE", "TEST"):
     os.environ.setdefault(f"API_RATE_LIMIT_{_mode}_RATE", "100000")
     os.environ.setdefault(f"API_RATE_LIMIT_{_mode}_BURST", "100000")
+
+# The suite's metric files in a directory of its own run (the processes it starts share it).
+os.environ.setdefault("PROMETHEUS_MULTIPROC_DIR", tempfile.mkdtemp(prefix="svc-test-metrics-"))
 
 from config.settings import *  # noqa: E402,F403
 

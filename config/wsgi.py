@@ -4,6 +4,8 @@ import os
 from django.conf import settings
 from django.core.wsgi import get_wsgi_application
 
+from config import draining
+
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
 
@@ -36,3 +38,5 @@ def reading_chunked_bodies(django_application):
 
 
 application = reading_chunked_bodies(get_wsgi_application())
+# A worker that gets SIGTERM stops serving and answers /readyz 503 (config/draining.py).
+draining.watch_for_shutdown()

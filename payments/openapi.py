@@ -5,6 +5,7 @@ input serializers themselves; responses declare what payment_to_dict / token_to_
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
 
+from api.fields import MAX_AMOUNT, MAX_ID_LENGTH, MAX_STRING_LENGTH, MetadataField
 from api.openapi import (
     PAGE_PARAMETERS,
     QUERY_STRING,
@@ -12,7 +13,11 @@ from api.openapi import (
     error_responses,
     exchange,
     list_of,
+    named,
+    previous_attributes_of,
+    spec,
 )
+from payments.methods import METHODS
 from payments.models import Payment as PaymentModel
 from payments.models import Token as TokenModel
 from payments.serializers import (
@@ -24,39 +29,109 @@ from payments.serializers import (
 from payments.states import Status
 
 TIMESTAMP = {"allow_null": True}
+# The values the spec lists (spec "Payment object"); every enum is open (docs/openapi.md).
+THREE_DS_STATUSES = ["authenticated", "frictionless", "challenge_required", "failed", "timed_out"]
+AVS_RESULTS = ["Y", "M", "N", "U", "S", "Z", "A"]
+CVV_RESULTS = ["M", "N", "P", "U", "S"]
+RISK_DECISIONS = ["accept", "review", "reject"]
+NEXT_ACTION_TYPES = ["redirect"]
+METHOD_TYPES = sorted(METHODS)
+
+
+class PaymentCard(serializers.Serializer):
+    """`method.card` (spec "Payment object"): never a full number."""
+
+    brand = serializers.CharField()
+    last4 = serializers.CharField(min_length=4, max_length=4)
+    bin = serializers.CharField(min_length=6, max_length=8)
+    exp_month = serializers.IntegerField(min_value=1, max_value=12)
+    exp_year = serializers.IntegerField()
+    issuer_country = serializers.CharField(min_length=2, max_length=2)
+    funding = serializers.CharField()
+    fingerprint = serializers.CharField()
+    network_token = serializers.BooleanField()
 
 
 class PaymentMethodDetails(serializers.Serializer):
-    type = serializers.CharField()
-    card = serializers.DictField(allow_null=True)
+    type = serializers.ChoiceField(choices=METHOD_TYPES, help_text="The method's wire name.")
+    card = PaymentCard(allow_null=True, help_text="Card-like methods; null otherwise.")
     wallet = serializers.CharField(required=False, help_text="Wallet methods only.")
-    details = serializers.DictField(required=False, help_text="Methods that are not cards.")
+    details = serializers.DictField(
+        required=False, help_text="Methods that are not cards; method-specific (not specified)."
+    )
 
 
+class ThreeDS(serializers.Serializer):
+    status = serializers.ChoiceField(choices=THREE_DS_STATUSES)
+    eci = serializers.CharField(allow_null=True, max_length=2)
+    version = serializers.CharField()
+
+
+class Outcome(serializers.Serializer):
+    """What the processor answered (spec "Payment object", `outcome.*`)."""
+
+    response_code = serializers.CharField(allow_null=True, help_text="`00` is approved.")
+    decline_code = serializers.CharField(allow_null=True, help_text='Spec "Decline codes".')
+    decline_is_soft = serializers.BooleanField(
+        allow_null=True, help_text="Whether a retry is safe: the only field to base a retry on."
+    )
+    avs_result = serializers.ChoiceField(choices=AVS_RESULTS, allow_null=True)
+    cvv_result = serializers.ChoiceField(choices=CVV_RESULTS, allow_null=True)
+    three_ds = ThreeDS(allow_null=True)
+    sca_exemption = serializers.CharField(allow_null=True)
+    risk_score = serializers.IntegerField(allow_null=True, min_value=0, max_value=100)
+    risk_decision = serializers.ChoiceField(choices=RISK_DECISIONS, allow_null=True)
+
+
+class PaymentFeeBreakdown(serializers.Serializer):
+    mdr = serializers.IntegerField()
+    fixed = serializers.IntegerField()
+    scheme = serializers.IntegerField()
+
+
+class PaymentFees(serializers.Serializer):
+    """Snapshotted at capture; `amount` is the sum of the breakdown."""
+
+    amount = serializers.IntegerField()
+    currency = serializers.CharField()
+    breakdown = PaymentFeeBreakdown()
+
+
+class Redirect(serializers.Serializer):
+    url = serializers.CharField(help_text="Where to send the payer.")
+    return_url = serializers.CharField(allow_null=True)
+
+
+class NextAction(serializers.Serializer):
+    type = serializers.ChoiceField(choices=NEXT_ACTION_TYPES)
+    redirect = Redirect()
+
+
+@named
 class Payment(serializers.Serializer):
-    id = serializers.CharField()
+    id = serializers.CharField(max_length=MAX_ID_LENGTH)
     object = ObjectName("payment")
     status = serializers.ChoiceField(choices=Status.choices)
     amount = serializers.IntegerField()
     amount_captured = serializers.IntegerField()
     amount_refunded = serializers.IntegerField()
     currency = serializers.CharField()
-    reference = serializers.CharField()
-    description = serializers.CharField(allow_null=True)
+    reference = serializers.CharField(min_length=1, max_length=64)
+    description = serializers.CharField(allow_null=True, max_length=500)
     capture_method = serializers.ChoiceField(choices=PaymentModel.CaptureMethod.choices)
     method = PaymentMethodDetails()
-    customer = serializers.CharField(allow_null=True)
-    outcome = serializers.DictField()
-    fees = serializers.DictField(allow_null=True)
+    customer = serializers.CharField(allow_null=True, max_length=MAX_ID_LENGTH)
+    outcome = Outcome()
+    fees = PaymentFees(allow_null=True, help_text="null before capture.")
     return_url = serializers.CharField(allow_null=True)
-    statement_descriptor = serializers.CharField(allow_null=True)
-    metadata = serializers.DictField()
+    statement_descriptor = serializers.CharField(allow_null=True, min_length=2, max_length=22)
+    metadata = MetadataField()
     livemode = serializers.BooleanField()
     created = serializers.DateTimeField()
     authorized_at = serializers.DateTimeField(**TIMESTAMP)
     captured_at = serializers.DateTimeField(**TIMESTAMP)
     canceled_at = serializers.DateTimeField(**TIMESTAMP)
-    next_action = serializers.DictField(required=False, help_text="Only in requires_action.")
+    next_action = NextAction(required=False, help_text="Only in requires_action.")
     clock_advanced_by = serializers.IntegerField(
         required=False,
         help_text="Test mode: seconds this payment's clock was moved forward by "
@@ -64,16 +139,19 @@ class Payment(serializers.Serializer):
     )
 
 
+previous_attributes_of(Payment, "PaymentPreviousAttributes")
+
+
 class TokenCard(serializers.Serializer):
     brand = serializers.CharField()
-    last4 = serializers.CharField()
-    bin = serializers.CharField()
-    exp_month = serializers.IntegerField()
+    last4 = serializers.CharField(min_length=4, max_length=4)
+    bin = serializers.CharField(min_length=6, max_length=8)
+    exp_month = serializers.IntegerField(min_value=1, max_value=12)
     exp_year = serializers.IntegerField()
 
 
 class Token(serializers.Serializer):
-    id = serializers.CharField()
+    id = serializers.CharField(max_length=MAX_ID_LENGTH)
     object = ObjectName("token")
     type = serializers.ChoiceField(choices=TokenModel.Type.choices)
     card = TokenCard()
@@ -82,11 +160,36 @@ class Token(serializers.Serializer):
     expires_at = serializers.DateTimeField()
 
 
+# Each filter of LIST_FILTERS with the type its parser takes (spec "GET /v1/payments").
+TIME = {
+    "oneOf": [
+        {"type": "string", "format": "date-time", "maxLength": MAX_STRING_LENGTH},
+        {"type": "integer", "minimum": 0, "description": "Unix seconds."},
+    ]
+}
+AMOUNT = {"type": "integer", "minimum": 0, "maximum": MAX_AMOUNT}
+FILTERS = {
+    "status": (QUERY_STRING, "One status, or several separated by commas (any of them)."),
+    "currency": ({"type": "string", "pattern": "^[A-Za-z]{3}$"}, "ISO 4217 code."),
+    "reference": (QUERY_STRING, "The merchant's reference, exactly."),
+    "customer": ({"type": "string", "maxLength": MAX_ID_LENGTH}, "A cus_ id."),
+    "method_type": (QUERY_STRING, "A method's wire name (PaymentMethodType)."),
+    "created[gte]": (TIME, "Created at or after: RFC 3339 or unix seconds."),
+    "created[lte]": (TIME, "Created at or before: RFC 3339 or unix seconds."),
+    "amount[gte]": (AMOUNT, "Amount at least, minor units."),
+    "amount[lte]": (AMOUNT, "Amount at most, minor units."),
+}
 LIST_PARAMETERS = [
     *PAGE_PARAMETERS,
-    *(OpenApiParameter(name, QUERY_STRING, required=False) for name in LIST_FILTERS),
+    *(
+        OpenApiParameter(name, schema, description=description, required=False)
+        for name, (schema, description) in (
+            (name, FILTERS.get(name, (QUERY_STRING, ""))) for name in LIST_FILTERS
+        )
+    ),
 ]
 
+P = "Endpoints > Payments > "
 # A decline is a committed 402 (payments.views.raise_for_outcome); every POST documents 422.
 OUTCOME_ERRORS = error_responses(402)
 
@@ -170,6 +273,13 @@ PAYMENT_DECLINED_REQUEST = {
 }
 
 payment_create = extend_schema(
+    **spec(
+        "Create a payment",
+        P + "POST /v1/payments",
+        "Authorizes the payment method, and captures at once when `capture_method` is "
+        "`automatic`. A decline is 402 `card_error` and the payment is kept as `declined`; "
+        "`requires_action` carries `next_action`.",
+    ),
     request=PaymentCreateInput,
     responses={201: Payment, **OUTCOME_ERRORS},
     examples=[
@@ -178,11 +288,41 @@ payment_create = extend_schema(
     ],
 )
 payment_list = extend_schema(
-    parameters=LIST_PARAMETERS, responses={200: list_of(Payment, "PaymentList")}
+    **spec(
+        "List payments",
+        P + "GET /v1/payments",
+        'Newest first; the filters combine with AND. Paged by cursor (spec "Pagination").',
+    ),
+    parameters=LIST_PARAMETERS,
+    responses={200: list_of(Payment, "PaymentList")},
 )
-payment_retrieve = extend_schema(responses={200: Payment})
+payment_retrieve = extend_schema(
+    **spec("Retrieve a payment", P + "GET /v1/payments/:id"), responses={200: Payment}
+)
 payment_confirm = extend_schema(
-    request=PaymentConfirmInput, responses={200: Payment, **OUTCOME_ERRORS}
+    **spec(
+        "Confirm a payment",
+        P + "POST /v1/payments/:id/confirm",
+        "Attaches a payment method to a `pending` payment and authorizes it.",
+    ),
+    request=PaymentConfirmInput,
+    responses={200: Payment, **OUTCOME_ERRORS},
 )
-payment_capture = extend_schema(request=CaptureInput, responses={200: Payment})
-payment_cancel = extend_schema(request=None, responses={200: Payment})
+payment_capture = extend_schema(
+    **spec(
+        "Capture a payment",
+        P + "POST /v1/payments/:id/captures",
+        "Captures an `authorized` payment, in full or in part (`amount`); once only.",
+    ),
+    request=CaptureInput,
+    responses={200: Payment},
+)
+payment_cancel = extend_schema(
+    **spec(
+        "Cancel a payment",
+        P + "POST /v1/payments/:id/cancel",
+        "Voids the authorization of a payment not yet captured.",
+    ),
+    request=None,
+    responses={200: Payment},
+)

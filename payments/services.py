@@ -22,6 +22,7 @@ from api import failpoints
 from api.errors import ProcessingFailed, ServiceError, ValidationFailed
 from api.idempotency import answer_with_work
 from events.services import emit_all, previous_attributes
+from payments import metrics
 from payments.connectors import Authorization, Refusal, Result, connector_of, route
 from payments.fees import fees_for, parse_schedule
 from payments.methods import Method, get_method
@@ -162,6 +163,7 @@ def _save_and_emit(locked: Payment, trigger: Trigger, before: dict, api_version)
     check_transition(before["status"], trigger, locked.status)
     locked.save()
     _emit(locked, [_status_event(locked)], before, api_version)
+    metrics.payment_entered(locked, trigger)
 
 
 def _change(payment: Payment, trigger: Trigger, target: Status, *, api_version) -> Payment:
@@ -198,6 +200,7 @@ def payment_refund_succeeded(*, locked: Payment, amount: int) -> None:
     locked.amount_refunded = refunded
     locked.status = target
     locked.save(update_fields=["amount_refunded", "status"])
+    metrics.payment_entered(locked, Trigger.REFUND)
 
 
 # --- connector operations (payments.operations: start, ask, apply) ----------------------------
@@ -247,24 +250,29 @@ def _ask(operation: Operation, payment: Payment):
     create's token given back) and the error goes to the caller."""
     connector, key, request = connector_of(payment), operation.pk, operation.request
     try:
-        match operation.kind:
-            case Kind.CREATE | Kind.CONFIRM:
-                return connector.authorize(payment=payment, token=payment.token, key=key)
-            case Kind.PAYER_ACTION:
-                details = request["details"]
-                return connector.complete_action(payment=payment, details=details, key=key)
-            case Kind.RESOLVE:
-                return connector.resolve(payment=payment, key=key)
-            case Kind.CAPTURE:
-                return connector.capture(payment=payment, amount=request["amount"], key=key)
-            case Kind.VOID:
-                return connector.void(payment=payment, key=key)
+        with metrics.connector_call(connector, operation.kind, payment.livemode):
+            return _call(connector, operation, payment, key, request)
     except ServiceError:
         with transaction.atomic():
             operation_abandon(operation)
             if payment.token is not None and operation.kind in (Kind.CREATE, Kind.CONFIRM):
                 token_release(payment.token)
         raise
+
+
+def _call(connector, operation: Operation, payment: Payment, key: str, request: dict):
+    match operation.kind:
+        case Kind.CREATE | Kind.CONFIRM:
+            return connector.authorize(payment=payment, token=payment.token, key=key)
+        case Kind.PAYER_ACTION:
+            details = request["details"]
+            return connector.complete_action(payment=payment, details=details, key=key)
+        case Kind.RESOLVE:
+            return connector.resolve(payment=payment, key=key)
+        case Kind.CAPTURE:
+            return connector.capture(payment=payment, amount=request["amount"], key=key)
+        case Kind.VOID:
+            return connector.void(payment=payment, key=key)
     raise ValueError(f"not a payment operation: {operation.kind}")
 
 
@@ -330,6 +338,7 @@ def _apply_create(operation: Operation, payment: Payment, answer: Authorization)
     applying = operation_applying(operation)
     if not _emit(payment, types, None, operation.api_version, new=True, only_if=applying):
         return Applied(Payment.objects.select_related("merchant").get(pk=payment.pk))
+    metrics.payment_entered(payment, Trigger.CREATE)
     return Applied(payment)
 
 
@@ -462,6 +471,7 @@ def _create_pending(payment: Payment, api_version: str | None) -> Payment:
         _enter(payment, Status.PENDING, now)
         check_transition(None, Trigger.CREATE, Status.PENDING)
         _emit(payment, ["payment.created"], None, api_version, new=True)
+        metrics.payment_entered(payment, Trigger.CREATE)
         answer_with_work(lambda: payment)
     return payment
 

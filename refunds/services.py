@@ -18,6 +18,7 @@ from api.idempotency import answer_with_work
 from events.services import emit_all, previous_attributes
 from payments.connectors import RefundAnswer, connector_of
 from payments.fees import refund_fee_for
+from payments.metrics import connector_call
 from payments.models import Operation, Payment
 from payments.operations import (
     is_busy,
@@ -155,9 +156,10 @@ def _ask(operation: Operation, payment: Payment, refund: Refund) -> RefundAnswer
     not be asked, nothing was processed: the operation is abandoned and the error raised."""
     connector, key = connector_of(payment), operation.pk
     try:
-        if operation.kind == Kind.REFUND:
-            return connector.refund(payment=payment, refund=refund, key=key)
-        return connector.resolve_refund(payment=payment, refund=refund, key=key)
+        with connector_call(connector, operation.kind, payment.livemode):
+            if operation.kind == Kind.REFUND:
+                return connector.refund(payment=payment, refund=refund, key=key)
+            return connector.resolve_refund(payment=payment, refund=refund, key=key)
     except ServiceError:
         operation_abandon(operation)
         raise

@@ -194,6 +194,7 @@ class SimulateInput(serializers.Serializer):
 class SimulateWebhook(ServiceAPIView):
     test_mode_only = True
 
+    @openapi.simulate_webhook
     @extend_schema(request=SimulateInput, responses=openapi.WEBHOOK_SIMULATED)
     def post(self, request):
         body = validated(SimulateInput, request.data)

@@ -51,6 +51,7 @@ class TokenCreate(ServiceAPIView):
     accepts_card_data = True
     ignores_idempotency_key = True
 
+    @openapi.token_create
     @extend_schema(
         request=TokenInput, responses=openapi.TOKEN_CREATED, examples=openapi.TOKEN_EXAMPLES
     )

@@ -67,13 +67,14 @@ ensure_chromium() {  # tests/browser drive Debian's Chromium (Playwright downloa
     || { echo "FATAL: Chromium is not installed and apt-get could not install it" >&2; exit 1; }
 }
 
-ensure_haproxy() {  # tests/e2e/test_fleet.py puts Debian's haproxy in front of two nodes
-  command -v haproxy >/dev/null || [ -x /usr/sbin/haproxy ] && return 0
-  [ "${CI:-}" = "true" ] || { echo "NOTE: haproxy is absent: the multi-node test is skipped."; return 0; }
-  echo "haproxy is absent: installing Debian's haproxy for the multi-node test."
-  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq haproxy; } >&2 || true
-  command -v haproxy >/dev/null || [ -x /usr/sbin/haproxy ] \
-    || { echo "FATAL: haproxy is not installed and apt-get could not install it" >&2; exit 1; }
+ensure_under_ci() {  # ensure_under_ci PACKAGE WHAT: Debian's PACKAGE (a server WHAT starts)
+  local package=$1 what=$2
+  command -v "$package" >/dev/null || [ -x "/usr/sbin/$package" ] && return 0
+  [ "${CI:-}" = "true" ] || { echo "NOTE: $package is absent: $what is skipped."; return 0; }
+  echo "$package is absent: installing Debian's $package for $what."
+  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$package"; } >&2 || true
+  command -v "$package" >/dev/null || [ -x "/usr/sbin/$package" ] \
+    || { echo "FATAL: $package is not installed and apt-get could not install it" >&2; exit 1; }
 }
 
 DB_URL="${DATABASE_URL:-$PG_URL_DEFAULT}"
@@ -98,7 +99,8 @@ fi
 echo "test database: ${DATABASE_URL:-embedded SQLite}; broker: ${REDIS_URL:-embedded filesystem}"
 
 ensure_chromium
-ensure_haproxy
+ensure_under_ci haproxy "the multi-node test (tests/e2e/test_fleet.py)"
+ensure_under_ci prometheus "the metrics test (tests/e2e/test_prometheus.py)"
 .venv/bin/ruff check .
 .venv/bin/ruff format --check .
 .venv/bin/lint-imports

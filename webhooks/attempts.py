@@ -18,7 +18,7 @@ from api.errors import ValidationFailed
 from api.renderers import dumps
 from events.models import Event
 from events.serializers import event_to_dict
-from webhooks import statements, transport
+from webhooks import metrics, statements, transport
 from webhooks.claims import delivery_claim, delivery_claim_next
 from webhooks.crypto import UnreadableSecret
 from webhooks.models import Attempt, Delivery, WebhookEndpoint
@@ -171,6 +171,7 @@ def delivery_record(delivery: Delivery, outcome: transport.Outcome, attempted_at
         return None
     if recorded.newly_dead:
         notify_owner_of_dead_letter(event, delivery.endpoint)
+    metrics.attempt_recorded(delivery, outcome, status, now)
     return attempt
 
 

@@ -1,14 +1,38 @@
 """The webhook-endpoint and event operations in the OpenAPI description (docs/openapi.md)."""
 
-from drf_spectacular.utils import OpenApiParameter, OpenApiWebhook, extend_schema
+from functools import partial
+
+from drf_spectacular.utils import (
+    OpenApiParameter,
+    OpenApiWebhook,
+    PolymorphicProxySerializer,
+    extend_schema,
+)
 from rest_framework import serializers
 
-from api.openapi import PAGE_PARAMETERS, QUERY_STRING, ObjectName, exchange, list_of
-from events.catalogue import EVENT_TYPES
+from api.fields import MAX_ID_LENGTH
+from api.openapi import (
+    PAGE_PARAMETERS,
+    QUERY_STRING,
+    Named,
+    ObjectName,
+    exchange,
+    list_of,
+    spec,
+)
+from events.catalogue import EVENT_TYPES, EVENT_TYPES_BY_FAMILY
 from webhooks.models import Attempt
-from webhooks.serializers import MAX_PATTERN_LENGTH, MAX_PATTERNS, EndpointInput, ResendInput
+from webhooks.serializers import (
+    MAX_DESCRIPTION,
+    MAX_PATTERN_LENGTH,
+    MAX_PATTERNS,
+    EndpointInput,
+    ResendInput,
+)
 
 ENDPOINT_STATUSES = ["enabled", "disabled"]
+W = "Endpoints > Webhook endpoints > "
+E = "Endpoints > Events > "
 EVENT_TYPE_CHOICES = sorted(EVENT_TYPES)
 
 
@@ -27,13 +51,15 @@ class WebhookEndpointInput(EndpointInput):
 
 
 class WebhookEndpoint(serializers.Serializer):
-    id = serializers.CharField()
+    id = serializers.CharField(max_length=MAX_ID_LENGTH)
     object = ObjectName("webhook_endpoint")
-    url = serializers.CharField()
-    description = serializers.CharField(allow_null=True)
-    enabled_events = serializers.ListField(child=serializers.CharField())
+    url = serializers.CharField(max_length=2048)
+    description = serializers.CharField(allow_null=True, max_length=MAX_DESCRIPTION)
+    enabled_events = serializers.ListField(
+        child=serializers.CharField(max_length=MAX_PATTERN_LENGTH), max_length=MAX_PATTERNS
+    )
     status = serializers.ChoiceField(choices=ENDPOINT_STATUSES)
-    secret_last4 = serializers.CharField()
+    secret_last4 = serializers.CharField(min_length=4, max_length=4)
     previous_secret_expires_at = serializers.DateTimeField(allow_null=True)
     livemode = serializers.BooleanField()
     created = serializers.DateTimeField()
@@ -49,21 +75,42 @@ class DeletedWebhookEndpoint(serializers.Serializer):
     deleted = serializers.BooleanField()
 
 
-class EventData(serializers.Serializer):
-    object = serializers.DictField(help_text="The resource as it was when the event happened.")
-    previous_attributes = serializers.DictField()
+PAYMENT_EVENT_TYPES = list(EVENT_TYPES_BY_FAMILY["payment"])
+REFUND_EVENT_TYPES = list(EVENT_TYPES_BY_FAMILY["refund"])
 
 
-class Event(serializers.Serializer):
+class EventFields(serializers.Serializer):
     """The event envelope (spec "Event object"): the body of every webhook too."""
 
-    id = serializers.CharField()
+    id = serializers.CharField(max_length=MAX_ID_LENGTH)
     object = ObjectName("event")
-    type = serializers.ChoiceField(choices=EVENT_TYPE_CHOICES)
     api_version = serializers.CharField()
     livemode = serializers.BooleanField()
     created = serializers.DateTimeField()
-    data = EventData()
+
+
+class PaymentEventData(serializers.Serializer):
+    object = Named("Payment", help_text="The payment as it was when the event happened.")
+    previous_attributes = Named(
+        "PaymentPreviousAttributes", help_text="The fields that changed, with their old value."
+    )
+
+
+class RefundEventData(serializers.Serializer):
+    object = Named("Refund", help_text="The refund as it was when the event happened.")
+    previous_attributes = Named(
+        "RefundPreviousAttributes", help_text="The fields that changed, with their old value."
+    )
+
+
+class PaymentEvent(EventFields):
+    type = serializers.ChoiceField(choices=PAYMENT_EVENT_TYPES)
+    data = PaymentEventData()
+
+
+class RefundEvent(EventFields):
+    type = serializers.ChoiceField(choices=REFUND_EVENT_TYPES)
+    data = RefundEventData()
 
 
 class WebhookAttempt(serializers.Serializer):
@@ -81,11 +128,36 @@ class WebhookAttempt(serializers.Serializer):
     attempted_at = serializers.DateTimeField()
 
 
-class EventWithAttempts(Event):
+class PaymentEventWithAttempts(PaymentEvent):
     attempts = WebhookAttempt(many=True)
 
 
+class RefundEventWithAttempts(RefundEvent):
+    attempts = WebhookAttempt(many=True)
+
+
+def by_type(name: str, payment_event, refund_event, **kwargs) -> PolymorphicProxySerializer:
+    """An event, a oneOf discriminated by `type`: its family says what `data.object` is (the
+    reserved families emit no events yet)."""
+    return PolymorphicProxySerializer(
+        component_name=name,
+        serializers={
+            **dict.fromkeys(PAYMENT_EVENT_TYPES, payment_event),
+            **dict.fromkeys(REFUND_EVENT_TYPES, refund_event),
+        },
+        resource_type_field_name="type",
+        **kwargs,
+    )
+
+
+Event = by_type("Event", PaymentEvent, RefundEvent)
+EventWithAttempts = by_type("EventWithAttempts", PaymentEventWithAttempts, RefundEventWithAttempts)
+
+
 endpoint_list = extend_schema(
+    **spec(
+        "List webhook endpoints", W + "GET /v1/webhook-endpoints and GET /v1/webhook-endpoints/:id"
+    ),
     parameters=PAGE_PARAMETERS,
     responses={200: list_of(WebhookEndpoint, "WebhookEndpointList")},
 )
@@ -107,23 +179,66 @@ ENDPOINT_CREATED = {
     "secret": "svc_whsec_0EoHXeCNk2TWzXqGftwfQkrQwW6Vl9wH",
 }
 endpoint_create = extend_schema(
+    **spec(
+        "Create a webhook endpoint",
+        W + "POST /v1/webhook-endpoints",
+        "The answer is the only one that shows the whole `secret` (until a roll-secret).",
+    ),
     request=WebhookEndpointInput,
     responses={201: WebhookEndpointWithSecret},
     examples=exchange("An order service", ENDPOINT_CREATE_REQUEST, ENDPOINT_CREATED),
 )
-endpoint_retrieve = extend_schema(responses={200: WebhookEndpoint})
-endpoint_delete = extend_schema(responses={200: DeletedWebhookEndpoint})
-endpoint_roll_secret = extend_schema(request=None, responses={200: WebhookEndpointWithSecret})
+endpoint_retrieve = extend_schema(
+    **spec(
+        "Retrieve a webhook endpoint",
+        W + "GET /v1/webhook-endpoints and GET /v1/webhook-endpoints/:id",
+    ),
+    responses={200: WebhookEndpoint},
+)
+endpoint_delete = extend_schema(
+    **spec(
+        "Delete a webhook endpoint",
+        W + "DELETE /v1/webhook-endpoints/:id",
+        "It is disabled and hidden from the list; nothing more is delivered to it.",
+    ),
+    responses={200: DeletedWebhookEndpoint},
+)
+endpoint_roll_secret = extend_schema(
+    **spec(
+        "Roll a webhook endpoint's secret",
+        W + "POST /v1/webhook-endpoints/:id/roll-secret",
+        "A new secret, shown once; the old one still signs for 24 hours "
+        "(`previous_secret_expires_at`).",
+    ),
+    request=None,
+    responses={200: WebhookEndpointWithSecret},
+)
 event_list = extend_schema(
+    **spec("List events", E + "GET /v1/events", "Newest first, paged by cursor."),
     parameters=[
         *PAGE_PARAMETERS,
         OpenApiParameter("type", QUERY_STRING, required=False, description="An event type."),
         OpenApiParameter("resource", QUERY_STRING, required=False, description="A resource id."),
     ],
-    responses={200: list_of(Event, "EventList")},
+    responses={200: list_of(partial(by_type, "Event", PaymentEvent, RefundEvent), "EventList")},
 )
-event_retrieve = extend_schema(responses={200: EventWithAttempts})
-event_resend = extend_schema(request=ResendInput, responses={202: EventWithAttempts})
+event_retrieve = extend_schema(
+    **spec(
+        "Retrieve an event",
+        E + "GET /v1/events/:id",
+        "With the attempts to deliver it to each endpoint.",
+    ),
+    responses={200: EventWithAttempts},
+)
+event_resend = extend_schema(
+    **spec(
+        "Resend an event",
+        E + "POST /v1/events/:id/resend",
+        "202: the attempts are made by the workers; they appear on GET /v1/events/:id.",
+    ),
+    request=ResendInput,
+    responses={202: EventWithAttempts},
+)
 
 
 def delivery_header(name: str, schema: dict, description: str = "") -> dict:
@@ -147,6 +262,8 @@ EVENT_WEBHOOK = OpenApiWebhook(
     decorator={
         "post": {
             "operationId": "event_delivered",
+            # No API key: the receiver checks Service-Signature (spec "Signature").
+            "security": [],
             "summary": "An event, delivered to a webhook endpoint",
             "description": (
                 "POSTed to every enabled endpoint subscribed to the event's type. "

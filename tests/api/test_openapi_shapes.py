@@ -17,9 +17,14 @@ ENDPOINT_URL = "https://93.184.215.14/hooks"
 
 
 def resolve(node: dict) -> dict:
-    while "$ref" in node:
-        node = COMPONENTS["schemas"][node["$ref"].rsplit("/", 1)[-1]]
+    while "$ref" in node or len(node.get("allOf", ())) == 1:  # allOf: a $ref with a description
+        node = node["allOf"][0] if "allOf" in node else node
+        node = COMPONENTS["schemas"][node["$ref"].rsplit("/", 1)[-1]] if "$ref" in node else node
     return node
+
+
+def matches(node: dict, value) -> bool:
+    return Draft202012Validator({**node, "components": COMPONENTS}).is_valid(value)
 
 
 def assert_exact_fields(node: dict, value, where: str) -> None:
@@ -29,8 +34,9 @@ def assert_exact_fields(node: dict, value, where: str) -> None:
     if value is None:
         return
     for options in (node.get("oneOf"), node.get("anyOf")):
+        # The option the value is (an event: the one of its type family).
         for option in options or ():
-            if resolve(option).get("type") != "null":
+            if resolve(option).get("type") != "null" and matches(option, value):
                 assert_exact_fields(option, value, where)
     if "properties" in node and isinstance(value, dict):
         properties = node["properties"]
@@ -144,3 +150,31 @@ def test_errors(api, anonymous_api):
     assert_documented(missing, "get", "/v1/payments/{payment_id}")
     invalid = api.post("/v1/payments", {"amount": "ten"}, format="json")
     assert_documented(invalid, "post", "/v1/payments")
+
+
+def test_events_of_each_family_are_their_oneof_member(api, payment):
+    """A payment event's `data.object` is a Payment and a refund event's a Refund (the oneOf
+    by type family): each validates against exactly its member, fields checked exactly."""
+    refund = api.post(f"/v1/payments/{payment['id']}/refunds", {"amount": 100}, format="json")
+    assert refund.status_code == 201, refund.content
+    listed = assert_documented(api.get("/v1/events"), "get", "/v1/events")
+    families = {event["type"].split(".")[0]: event for event in listed["data"]}
+    assert families["payment"]["data"]["object"]["object"] == "payment"
+    assert families["refund"]["data"]["object"]["object"] == "refund"
+    payment_event = {"$ref": "#/components/schemas/PaymentEvent"}
+    refund_event = {"$ref": "#/components/schemas/RefundEvent"}
+    assert matches(payment_event, families["payment"]) and not matches(
+        refund_event, families["payment"]
+    )
+    assert matches(refund_event, families["refund"]) and not matches(
+        payment_event, families["refund"]
+    )
+
+
+def test_a_sandbox_5xx_is_the_documented_envelope(api):
+    """The sandbox answers a 5xx on purpose (`_svc_test_http_error`): documented, in the
+    envelope, so a client reads its `api_error` and retries with the same key."""
+    body = payment_body(tokenize(api), metadata={"_svc_test_http_error": 503})
+    response = api.post("/v1/payments", body, format="json")
+    assert response.status_code == 503
+    assert assert_documented(response, "post", "/v1/payments")["error"]["type"] == "api_error"

@@ -45,7 +45,8 @@ def test_serve_py_refuses_an_unknown_process():
     run = subprocess.run(
         [sys.executable, "scripts/serve.py", "runserver"], cwd=ROOT, capture_output=True, text=True
     )
-    assert run.returncode != 0 and "usage: serve.py web|worker|webhooks|beat" in run.stderr
+    usage = "usage: serve.py web|worker|webhooks|webhooks-test|beat"
+    assert run.returncode != 0 and usage in run.stderr
 
 
 def test_a_rotated_secret_key_still_reads_what_the_old_one_signed():

@@ -273,6 +273,16 @@ def test_a_dead_receiver_is_a_failed_attempt(receiver, endpoint_for, emit_event)
     assert attempt.http_status == 0 and attempt.error == transport.CONNECTION_FAILED
 
 
+def test_an_attempt_stored_with_a_null_status_reads_as_0(api, receiver, endpoint_for, emit_event):
+    """Attempts stored before 0 meant "no response" keep their null (no table rewrite)."""
+    endpoint_for(receiver)
+    receiver.close()
+    attempt = failing_run(receiver, fan_out_one(emit_event()))
+    Attempt.objects.filter(pk=attempt.pk).update(http_status=None)
+    (shown,) = api.get(f"/v1/events/{attempt.event_id}").json()["attempts"]
+    assert shown["http_status"] == 0
+
+
 def test_deleting_the_endpoint_cancels_what_is_pending(receiver, endpoint_for, emit_event):
     endpoint, _ = endpoint_for(receiver)
     delivery_id = fan_out_one(emit_event())

@@ -1,0 +1,185 @@
+"""/healthz and /readyz (docs/observability.md "Probes").
+
+/healthz: the process is alive and runs Python; it touches nothing else.
+/readyz: django-health-check's view over the checks below, all run at once, each within
+READINESS_CHECK_TIMEOUT: the database answers and has every migration this code knows; the
+broker answers; beat sent a scheduled task within READINESS_BEAT_MAX_AGE; the oldest due webhook
+delivery is not later than READINESS_WEBHOOK_MAX_AGE. 200 when all pass, 503 otherwise; the
+body names each check and what failed (`?format=json` or `Accept: application/json`).
+Draining: on SIGTERM granian's workers close their listening socket and finish the requests
+they hold, so a later probe is refused; a worker that still answers says 503 (config/draining.py,
+tests/e2e/test_draining.py).
+"""
+
+import contextlib
+import dataclasses
+import datetime
+import functools
+import logging
+import os
+from concurrent.futures import ThreadPoolExecutor
+from http import HTTPStatus
+
+from django import db
+from django.conf import settings
+from django.db import connection
+from django.db.migrations.loader import MigrationLoader
+from django.db.migrations.recorder import MigrationRecorder
+from django.http import HttpResponse
+from django.utils import timezone
+from health_check import checks
+from health_check.base import HealthCheck
+from health_check.contrib.redis import Redis
+from health_check.exceptions import ServiceUnavailable
+from health_check.views import HealthCheckView
+from redis.asyncio import Redis as AsyncRedis
+
+from config import beatruns, draining
+from webhooks import metrics as webhook_metrics
+
+log = logging.getLogger(__name__)
+
+
+class _Bounded:
+    """Each check gets READINESS_CHECK_TIMEOUT (a probe's own timeout is short)."""
+
+    @property
+    def timeout(self) -> datetime.timedelta:
+        return datetime.timedelta(seconds=settings.READINESS_CHECK_TIMEOUT)
+
+
+@dataclasses.dataclass
+class Database(_Bounded, checks.Database):
+    pass
+
+
+@functools.cache
+def known_migrations() -> frozenset:
+    """(app, name) of every migration this code has: read from disk once per process."""
+    return frozenset(MigrationLoader(None, ignore_no_migrations=True).graph.nodes)
+
+
+@dataclasses.dataclass
+class Migrations(_Bounded, HealthCheck):
+    """New code must not serve before its migrations ran (they run once, as a release step)."""
+
+    def run(self):
+        try:
+            with connection.temporary_connection():
+                applied = MigrationRecorder(connection).applied_migrations()
+        except db.Error as error:
+            raise ServiceUnavailable(f"cannot read the applied migrations: {error}") from error
+        missing = sorted(known_migrations() - set(applied))
+        if missing:
+            first = ", ".join(f"{app}.{name}" for app, name in missing[:3])
+            raise ServiceUnavailable(f"{len(missing)} migrations not applied ({first}...)")
+
+
+@dataclasses.dataclass(repr=False)  # the library's: host, port and db, never a password
+class BrokerRedis(_Bounded, Redis):
+    pass
+
+
+@dataclasses.dataclass
+class EmbeddedBroker(_Bounded, HealthCheck):
+    """The embedded filesystem broker is a folder every process of the node shares."""
+
+    def run(self):
+        folder = settings.BROKER_DIR
+        try:
+            os.makedirs(folder, exist_ok=True)  # as the Celery app makes it on first use
+        except OSError as error:
+            raise ServiceUnavailable(f"the broker folder {folder}: {error.strerror}") from error
+        if not os.access(folder, os.W_OK):
+            raise ServiceUnavailable(f"the broker folder {folder} is not writable")
+
+
+@dataclasses.dataclass
+class Beat(_Bounded, HealthCheck):
+    """Beat sends `webhooks.tasks.deliver_due` every second; its sends are recorded in
+    PostgreSQL (config/beatruns.py), so this check does not follow Redis's blips."""
+
+    def run(self):
+        with connection.temporary_connection():  # the check's thread keeps no connection
+            age = beatruns.heartbeat_age(timezone.now())
+        if age is None:
+            raise ServiceUnavailable("beat has never sent a scheduled task")
+        if age > settings.READINESS_BEAT_MAX_AGE:
+            raise ServiceUnavailable(f"beat last sent a scheduled task {age:.0f} s ago")
+
+
+@dataclasses.dataclass
+class Webhooks(_Bounded, HealthCheck):
+    """Due webhook deliveries are being made (a worker of the `webhooks` queue is up)."""
+
+    def run(self):
+        with connection.temporary_connection():
+            age = webhook_metrics.oldest_due_age(timezone.now())
+        if age > settings.READINESS_WEBHOOK_MAX_AGE:
+            raise ServiceUnavailable(f"the oldest due webhook delivery is {age:.0f} s late")
+
+
+@dataclasses.dataclass
+class Draining(HealthCheck):
+    """This process got SIGTERM and is finishing what it holds (config/draining.py)."""
+
+    def run(self):
+        if draining.DRAINING.is_set():
+            raise ServiceUnavailable("shutting down: finishing the requests in flight")
+
+
+def readiness_checks() -> list:
+    found: list = [Draining, Database, Migrations]
+    if settings.REDIS_URL:
+        url, options = settings.REDIS_URL, settings.REDIS_CLIENT_OPTIONS
+        found.append((BrokerRedis, {"client_factory": lambda: AsyncRedis.from_url(url, **options)}))
+    else:
+        found.append(EmbeddedBroker)
+    if settings.READINESS_BEAT_MAX_AGE:
+        found.append(Beat)
+    if settings.READINESS_WEBHOOK_MAX_AGE:
+        found.append(Webhooks)
+    return found
+
+
+# Threads for the checks, kept across probes: a check that hangs past its timeout (a database
+# that accepts and never answers) keeps its thread, but the probe answers on time.
+_EXECUTOR = ThreadPoolExecutor(max_workers=8, thread_name_prefix="readyz")
+_state = {"ready": True}
+
+
+class ReadyView(HealthCheckView):
+    def get_checks(self):
+        self.checks = readiness_checks()
+        return super().get_checks()
+
+    def get_executor(self):
+        return contextlib.nullcontext(_EXECUTOR)
+
+    async def get(self, request, *args, **kwargs):
+        response = await super().get(request, *args, **kwargs)
+        ready = response.status_code < HTTPStatus.INTERNAL_SERVER_ERROR
+        if not ready:
+            response.status_code = HTTPStatus.SERVICE_UNAVAILABLE  # what probes and LBs expect
+            response._has_been_logged = True  # Django would log every probe as an error
+        _log_change(ready, self.results)
+        return response
+
+
+def _log_change(ready: bool, results) -> None:
+    """One line when this process's readiness changes, not one per probe."""
+    if ready == _state["ready"]:
+        return
+    _state["ready"] = ready
+    if ready:
+        log.warning("ready again")
+    else:
+        failed = [f"{result.check!r}: {result.error}" for result in results if result.error]
+        log.warning("not ready: %s", "; ".join(failed))
+
+
+def healthz(request) -> HttpResponse:
+    return HttpResponse("ok\n", content_type="text/plain; charset=utf-8")
+
+
+readyz = ReadyView.as_view()
