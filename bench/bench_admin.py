@@ -120,9 +120,11 @@ def main() -> None:
         "payments list": "/admin/payments/payment/",
         "search by last4": "/admin/payments/payment/?q=4242",
         "search by reference": f"/admin/payments/payment/?q=order-{args.payments // 2}",
-        "created today": "/admin/payments/payment/?created__gte="
+        # Filters narrow one merchant (docs/back-office.md "Finding").
+        "created today": "/admin/payments/payment/?merchant=mch_bench&created__gte="
         + time.strftime("%Y-%m-%d", time.gmtime())
         + "+00:00:00%2B00:00",
+        "status filter": "/admin/payments/payment/?merchant=mch_bench&status__exact=refunded",
         "payment page": f"/admin/payments/payment/{middle}/change/",
         "events list": "/admin/events/event/",
         "event search by resource": f"/admin/events/event/?q={middle}",

@@ -20,8 +20,12 @@ API_FALLBACK = r"^v1(/.*)?$"
 # The published contract (docs/openapi.md): no API key, so no per-key rate limit either.
 PUBLIC = {"authentication_classes": [], "throttle_classes": []}
 
+# The back office; a process may serve it alone, or the API without it (SERVE: config/urls_api.py,
+# config/urls_admin.py, docs/back-office.md "Its own process").
+ADMIN = path("admin/", admin.site.urls)
+
 urlpatterns = [
-    path("admin/", admin.site.urls),
+    ADMIN,
     path("openapi.json", SpectacularJSONAPIView.as_view(**PUBLIC), name="openapi-json"),
     path("openapi.yaml", SpectacularYAMLAPIView.as_view(**PUBLIC), name="openapi-yaml"),
     path(

@@ -12,8 +12,11 @@ from accounts.backoffice import (
     CappedPaginator,
     ConfirmForm,
     FixedChoicesFilter,
+    MerchantFirstAdmin,
     ObjectAction,
     ObjectActionsAdmin,
+    merchant_name,
+    utc,
 )
 from accounts.models import Merchant
 from api.currencies import CURRENCY_EXPONENTS, format_amount
@@ -72,10 +75,6 @@ def card_line(card: dict | None) -> str:
     return f"{card.get('brand')} •••• {card.get('last4')} {expiry}, {origin}".strip(", ")
 
 
-def utc(moment) -> str:
-    return moment.strftime("%Y-%m-%d %H:%M:%S UTC")
-
-
 def events_table(resource):
     """The resource's events (id, type, time, previous attributes) as an HTML table."""
     rows = format_html_join(
@@ -120,7 +119,7 @@ def offered_for(trigger: Trigger):
 
 def capture(request, payment: Payment, data) -> str:
     captured = payment_capture(payment=payment, amount=data["amount"])
-    return f"Captured {captured.amount_captured} {captured.currency}."
+    return f"Captured {format_amount(captured.amount_captured, captured.currency)}."
 
 
 def cancel(request, payment: Payment, data) -> str:
@@ -142,10 +141,10 @@ CANCEL = ObjectAction(
 
 
 @admin.register(Payment)
-class PaymentAdmin(ReadOnlyAdmin):
+class PaymentAdmin(MerchantFirstAdmin, ReadOnlyAdmin):
     list_display = (
         "id",
-        "merchant",
+        merchant_name,
         "status",
         "amount_display",
         "method_type",

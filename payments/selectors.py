@@ -5,10 +5,14 @@ import re
 from decimal import Decimal
 
 from django.db.models import Q
+from django.db.models.fields.json import KeyTextTransform
+from django.db.models.functions import Lower
+from django.db.models.lookups import Exact
 from django.utils import timezone
 
 from api.currencies import CURRENCY_EXPONENTS
 from api.errors import not_found
+from api.fields import MAX_AMOUNT
 from api.ids import id_floor, is_id
 from events.models import Event
 from payments.models import Payment
@@ -95,7 +99,7 @@ def payment_search(term: str) -> Q:
     if term.startswith("cus_"):
         return Q(customer=term)
     if "@" in term:
-        return Q(customer_details__email=term)
+        return customer_email(term)
     found = Q(reference=term)
     if LAST4.fullmatch(term):
         found |= Q(card__last4=term)
@@ -104,12 +108,21 @@ def payment_search(term: str) -> Q:
     return found
 
 
+def customer_email(term: str) -> Q:
+    """The customer's email in any case ("Ada@Example.test" finds "ada@example.test"), read
+    through payment_customer_email_ci, an index on the same lowercased expression. A reference
+    stays exact: it is the merchant's own key, copied rather than typed."""
+    return Q(Exact(Lower(KeyTextTransform("email", "customer_details")), term.lower()))
+
+
 def _minor_units(major: Decimal) -> list[int]:
-    """120.00 -> the minor units it is in each exponent that can write it (12000, 120000)."""
+    """120.00 -> the minor units it is in each exponent that can write it (12000, 120000); none
+    above the largest amount a payment can have (a bigint overflow would be a 500)."""
     return sorted(
         {
             int(major.scaleb(exponent))
             for exponent in set(CURRENCY_EXPONENTS.values())
             if major.scaleb(exponent) == major.scaleb(exponent).to_integral_value()
+            and major.scaleb(exponent) <= MAX_AMOUNT
         }
     )

@@ -8,7 +8,15 @@ from django.contrib import admin
 from django.contrib.admin.utils import unquote
 from django.utils.html import format_html, format_html_join
 
-from accounts.backoffice import CappedPaginator, ObjectAction, admin_url, user_may
+from accounts.backoffice import (
+    CappedPaginator,
+    MerchantFirstAdmin,
+    ObjectAction,
+    admin_url,
+    merchant_name,
+    user_may,
+)
+from api.currencies import format_amount
 from events.models import Event
 from payments.admin import (
     AmountForm,
@@ -30,14 +38,32 @@ REFUND_FIELDS = ("id", "status", "amount", "currency", "failure_code", "reason",
 
 
 @admin.register(Refund)
-class RefundAdmin(ReadOnlyAdmin):
-    list_display = ("id", "merchant", "payment", *REFUND_FIELDS[1:], "livemode")
+class RefundAdmin(MerchantFirstAdmin, ReadOnlyAdmin):
+    list_display = (
+        "id",
+        merchant_name,
+        "payment_ref",
+        "status",
+        "amount_display",
+        "failure_code",
+        "reason",
+        "created",
+        "livemode",
+    )
     list_filter = ("status", CurrencyFilter, "livemode")
     search_fields = ("=id", "=payment__id")
     list_select_related = ("merchant", "payment")
     show_full_result_count = False
     paginator = CappedPaginator
     readonly_fields = ("events",)
+
+    @admin.display(description="payment", ordering="payment")
+    def payment_ref(self, refund: Refund):
+        return refund.payment_id  # its id: the payment's title is long
+
+    @admin.display(description="amount", ordering="amount")
+    def amount_display(self, refund: Refund):
+        return format_amount(refund.amount, refund.currency)
 
     @admin.display(description="Events (oldest first)")
     def events(self, refund: Refund):
@@ -66,7 +92,7 @@ class RefundForm(AmountForm):
 
 def refund(request, payment: Payment, data) -> str:
     made = refund_create(payment=payment, amount=data["amount"], reason=data["reason"] or None)
-    return f"Refund {made.id} of {made.amount} {made.currency}: {made.status}."
+    return f"Refund {made.id} of {format_amount(made.amount, made.currency)}: {made.status}."
 
 
 REFUND = ObjectAction(

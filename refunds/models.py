@@ -3,6 +3,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from accounts.models import Merchant
+from api.currencies import format_amount
 from api.ids import PrefixedIdField
 from payments.models import Payment
 from refunds.states import RefundStatus
@@ -33,4 +34,4 @@ class Refund(models.Model):
         ]
 
     def __str__(self):
-        return f"{self.id} {self.status} {self.amount} {self.currency}"
+        return f"{self.id} {self.status} {format_amount(self.amount, self.currency)}"

@@ -10,6 +10,7 @@ from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.response import Response
 
+from api.currencies import format_amount
 from api.errors import NotFound, ProcessingFailed
 from api.fields import StrictChoiceField
 from api.pagination import list_envelope, paginate_fixed
@@ -186,6 +187,11 @@ class ChallengePage(View):
         return render(
             request,
             self.template_name,
-            {"state": state, "payment": payment},
+            {
+                "state": state,
+                "payment": payment,
+                # As the payer reads it: "30.00 EUR", never minor units.
+                "amount": format_amount(payment.amount, payment.currency) if payment else None,
+            },
             status=status,
         )

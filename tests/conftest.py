@@ -72,8 +72,8 @@ def other_api(other_new_merchant):
 @pytest.fixture
 def staff_client(client, db):
     """A support person logged in to the admin."""
-    User.objects.create_superuser("support", "support@example.test", "pw")
-    client.login(username="support", password="pw")
+    # force_login: the login throttle (django-axes) needs the request that client.login lacks.
+    client.force_login(User.objects.create_superuser("support", "support@example.test", "pw"))
     return client
 
 

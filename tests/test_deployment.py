@@ -66,6 +66,15 @@ def test_check_deploy_is_clean_in_a_production_shaped_environment():
     assert "System check identified no issues" in result.stdout
 
 
+def test_check_deploy_warns_on_a_short_pepper():
+    result = run(
+        ["manage.py", "check", "--deploy", "--fail-level", "WARNING"],
+        production_env(API_KEY_PEPPER="x" * 31),
+    )
+    assert result.returncode != 0
+    assert "accounts.W001" in result.stderr and "API_KEY_PEPPER has 31 characters" in result.stderr
+
+
 def test_https_public_url_behind_a_proxy():
     assert https_settings() == {
         "SECURE_PROXY_SSL_HEADER": ["HTTP_X_FORWARDED_PROTO", "https"],

@@ -36,7 +36,7 @@ def test_refund_from_the_payment_page_asks_then_refunds_and_logs(staff_client, a
     assert (refund.amount, refund.reason, refund.status) == (300, "damaged", "succeeded")
     assert Event.objects.filter(type="refund.created", resource_id=refund.id).exists()
     entry = LogEntry.objects.get(object_id=payment["id"])
-    assert entry.get_change_message() == f"Refund {refund.id} of 300 eur: succeeded."
+    assert entry.get_change_message() == f"Refund {refund.id} of 3.00 EUR: succeeded."
     assert refund.id in page(staff_client, payment["id"])
 
 
@@ -60,7 +60,7 @@ def test_capture_part_and_cancel_from_the_payment_page(staff_client, api):
     assert act(staff_client, to_cancel["id"], "cancel").status_code == 302
     assert Payment.objects.get(pk=to_cancel["id"]).status == "canceled"
     messages = {e.object_id: e.get_change_message() for e in LogEntry.objects.all()}
-    assert messages == {to_capture["id"]: "Captured 400 eur.", to_cancel["id"]: "Canceled."}
+    assert messages == {to_capture["id"]: "Captured 4.00 EUR.", to_cancel["id"]: "Canceled."}
 
 
 def test_support_may_refund_but_not_capture_or_cancel(agent, api):

@@ -11,6 +11,7 @@ from api.currencies import format_amount
 from events.models import Event
 from payments.admin import fees_line
 from payments.models import Payment
+from tests.payments.support import APPROVED, created
 from tests.refunds.support import captured_payment, refunded
 from webhooks.attempts import delivery_run
 from webhooks.fanout import events_fan_out
@@ -31,6 +32,17 @@ def test_fees_read_in_major_units_with_their_breakdown():
     fees = {"amount": 290, "currency": "eur", "breakdown": {"mdr": 200, "fixed": 90}}
     assert fees_line(fees) == "2.90 EUR (mdr 2.00 EUR, fixed 0.90 EUR)"
     assert fees_line(None) == "—"
+
+
+def test_the_title_says_what_was_captured(staff_client, api):
+    """Issue 24 item 4: a partial capture was titled "captured 4000 eur"."""
+    payment = created(api, APPROVED, capture_method="manual", amount=4000, currency="eur")
+    api.post(f"/v1/payments/{payment['id']}/captures", {"amount": 2000}, format="json")
+    html = staff_client.get(f"/admin/payments/payment/{payment['id']}/change/").content.decode()
+    assert f"{payment['id']} captured 20.00 EUR of 40.00 EUR" in html
+    full = captured_payment(api, amount=12000)
+    html = staff_client.get(f"/admin/payments/payment/{full['id']}/change/").content.decode()
+    assert f"{full['id']} captured 120.00 EUR" in html
 
 
 def test_the_payment_page_reads_as_a_person_would(staff_client, api):
@@ -98,13 +110,15 @@ def test_deliveries_list_with_last_error_resource_and_filters(
     listing = staff_client.get("/admin/webhooks/delivery/").content.decode()
     assert failing_id in listing and fine_id in listing
     assert failing.resource_id in listing and "500" in listing
-    dead = staff_client.get("/admin/webhooks/delivery/", {"status": "dead_lettered"}).content
+    dead = staff_client.get(
+        "/admin/webhooks/delivery/", {"status": "dead_lettered", "endpoint": endpoint.id}
+    ).content
     assert failing_id in dead.decode() and fine_id not in dead.decode()
     today = timezone.now().date().isoformat()
     for filters in (
         {"endpoint": endpoint.id},
         {"merchant": endpoint.merchant_id},
-        {"created__gte": f"{today} 00:00:00+00:00"},
+        {"created__gte": f"{today} 00:00:00+00:00", "merchant": endpoint.merchant_id},
     ):
         found = staff_client.get("/admin/webhooks/delivery/", filters).content.decode()
         assert failing_id in found and fine_id in found, filters

@@ -32,6 +32,12 @@ def answer(browser, path, action):
     return browser.post(path, {"action": action, "csrfmiddlewaretoken": token})
 
 
+def test_page_shows_the_amount_as_the_payer_reads_it(api, browser):
+    payment = created(api, CHALLENGE, return_url=RETURN_URL, amount=3000, currency="eur")
+    html = browser.get(challenge_path(payment)).content.decode()
+    assert "<dd>30.00 EUR</dd>" in html and "minor units" not in html
+
+
 def test_page_shows_three_buttons(api, browser):
     payment = created(api, CHALLENGE, return_url=RETURN_URL)
     page = browser.get(challenge_path(payment))

@@ -83,8 +83,8 @@ def test_requeue_dead_letters_dry_runs_unless_for_real(
 
 @pytest.fixture
 def staff_client(client):
-    User.objects.create_superuser("support", "support@example.test", "pw")
-    client.login(username="support", password="pw")
+    # force_login: the login throttle (django-axes) needs the request that client.login lacks.
+    client.force_login(User.objects.create_superuser("support", "support@example.test", "pw"))
     return client
 
 
