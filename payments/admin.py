@@ -20,6 +20,7 @@ from accounts.backoffice import (
 )
 from accounts.models import Merchant
 from api.currencies import CURRENCY_EXPONENTS, format_amount
+from payments.erasure import customer_erase
 from payments.fees import InvalidSchedule, parse_schedule
 from payments.methods import METHODS
 from payments.models import Payment, Route
@@ -127,6 +128,25 @@ def cancel(request, payment: Payment, data) -> str:
     return "Canceled."
 
 
+def erase_customer(request, payment: Payment, data) -> str:
+    """An erasure request from the payment's page: every payment of that customer (its id, or
+    its email in any case) at that merchant (docs/data.md "Erasure")."""
+    erased = customer_erase(
+        merchant_id=payment.merchant_id,
+        customer_id=payment.customer,
+        email=(payment.customer_details or {}).get("email"),
+        operator=request.user,
+    )
+    return f"Erased the customer's personal data from {len(erased)} payment(s)."
+
+
+ERASE = ObjectAction(
+    "erase-customer",
+    "Erase customer data",
+    "payments.erase_customer_data",
+    erase_customer,
+    offered=lambda payment: payment.customer_details is not None,
+)
 CAPTURE = ObjectAction(
     "capture",
     "Capture",
@@ -202,7 +222,7 @@ class PaymentAdmin(MerchantFirstAdmin, ReadOnlyAdmin):
         "fees_display",
         "events",
     )
-    object_actions = (CAPTURE, CANCEL)
+    object_actions = (CAPTURE, CANCEL, ERASE)
 
     def get_search_results(self, request, queryset, search_term):
         term = search_term.strip()

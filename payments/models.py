@@ -121,6 +121,7 @@ class Payment(models.Model):
             ("refund_payment", "Can refund payments"),
             ("capture_payment", "Can capture payments"),
             ("cancel_payment", "Can cancel payments"),
+            ("erase_customer_data", "Can erase a customer's personal data"),
         ]
         indexes = [
             models.Index(fields=["merchant", "livemode", "-id"], name="payment_list"),

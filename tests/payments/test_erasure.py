@@ -106,3 +106,23 @@ def test_erasure_needs_a_customer_and_a_staff_operator(merchant, operator, djang
     outsider = django_user_model.objects.create_user("outsider", password="x" * 20)
     with pytest.raises(CommandError, match="No staff user"):
         erase(merchant, outsider, "--email", "a@b.test")
+
+
+def test_erasure_from_the_payment_page_asks_then_erases_every_payment_of_the_customer(
+    staff_client, api
+):
+    first = created(api, APPROVED, customer=customer())
+    second = created(api, APPROVED, customer=customer(email=PERSONAL[0].upper()))
+    page = staff_client.get(f"/admin/payments/payment/{first['id']}/change/").content.decode()
+    assert 'id="action-erase-customer"' in page
+    url = f"/admin/payments/payment/{first['id']}/erase-customer/"
+    assert "Yes" in staff_client.get(url).content.decode()  # asks first
+    assert Payment.objects.get(pk=first["id"]).customer_details is not None
+
+    assert staff_client.post(url, {"confirmed": "yes"}).status_code == 302
+
+    for payment in (first, second):
+        assert Payment.objects.get(pk=payment["id"]).customer_details is None
+    assert LogEntry.objects.filter(object_id=second["id"], change_message=ERASED_MESSAGE).exists()
+    page = staff_client.get(f"/admin/payments/payment/{first['id']}/change/").content.decode()
+    assert 'id="action-erase-customer"' not in page  # nothing left to erase
