@@ -20,6 +20,7 @@ import time
 from pathlib import Path
 
 import psycopg
+from bench_payments import recreate_database  # noqa: E402  (run as a script: bench/ is on sys.path)
 
 ROOT = Path(__file__).resolve().parent.parent
 PYTHON = str(ROOT / ".venv" / "bin" / "python")
@@ -49,13 +50,6 @@ SELECT 'evt_' || lpad((i * 3 + k)::text, 26, '0'), %(merchant)s, i %% 2 = 0,
     now() - make_interval(secs => %(payments)s - i), now()
 FROM generate_series(1, %(payments)s) AS i, generate_series(0, 2) AS k
 """
-
-
-def recreate(url: str) -> None:
-    base, name = url.rsplit("/", 1)
-    with psycopg.connect(f"{base}/postgres", autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        conn.execute(f'CREATE DATABASE "{name}"')
 
 
 def fill(url: str, payments: int) -> str:
@@ -99,7 +93,7 @@ def main() -> None:
     args = parser.parse_args()
     url = os.environ.get("BENCH_ADMIN_DATABASE_URL", DEFAULT_URL)
     if not args.reuse:
-        recreate(url)
+        recreate_database(url)
         fill(url, args.payments)
     os.environ.update(DATABASE_URL=url, DEBUG="true", DJANGO_SETTINGS_MODULE="config.settings")
     os.environ.setdefault("REDIS_URL", "redis://127.0.0.1:6379/9")

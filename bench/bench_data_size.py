@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 
 import psycopg
+from bench_payments import recreate_database  # noqa: E402  (run as a script: bench/ is on sys.path)
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_URL = "postgres://postgres@127.0.0.1:5432/svc_data_bench"
@@ -31,13 +32,6 @@ TABLES = [
     "webhooks_attempt",
     "api_idempotencyrecord",
 ]
-
-
-def recreate(url: str) -> None:
-    base, name = url.rsplit("/", 1)
-    with psycopg.connect(f"{base}/postgres", autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        conn.execute(f'CREATE DATABASE "{name}"')
 
 
 def fill(payments: int) -> None:
@@ -118,7 +112,7 @@ def main() -> None:
     parser.add_argument("--payments", type=int, default=2000)
     args = parser.parse_args()
     url = os.environ.get("BENCH_DATA_DATABASE_URL", DEFAULT_URL)
-    recreate(url)
+    recreate_database(url)
     os.environ.update(
         DATABASE_URL=url,
         DEBUG="true",

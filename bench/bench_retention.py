@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 import psycopg
+from bench_payments import recreate_database  # noqa: E402  (run as a script: bench/ is on sys.path)
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_URL = "postgres://postgres@127.0.0.1:5432/svc_retention_bench"
@@ -48,13 +49,6 @@ SELECT 'wha_' || substr(id, 5), 'whd_' || substr(id, 5), id, 'whe_bench', 1, 'de
 """
 
 
-def recreate(url: str) -> None:
-    base, name = url.rsplit("/", 1)
-    with psycopg.connect(f"{base}/postgres", autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        conn.execute(f'CREATE DATABASE "{name}"')
-
-
 def fill(url: str, events: int) -> None:
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute(
@@ -83,7 +77,7 @@ def main() -> None:
     parser.add_argument("--events", type=int, default=1_000_000)
     args = parser.parse_args()
     url = os.environ.get("BENCH_RETENTION_DATABASE_URL", DEFAULT_URL)
-    recreate(url)
+    recreate_database(url)
     os.environ.update(
         DATABASE_URL=url,
         DEBUG="true",

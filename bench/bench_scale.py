@@ -34,6 +34,7 @@ import time
 from pathlib import Path
 
 import psycopg
+from bench_payments import recreate_database  # noqa: E402  (run as a script: bench/ is on sys.path)
 from psycopg import sql
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -138,13 +139,6 @@ def size(text: str) -> int:
         if text.endswith(suffix):
             return int(float(text[:-1]) * factor)
     return int(text)
-
-
-def recreate(url: str) -> None:
-    base, name = url.rsplit("/", 1)
-    with psycopg.connect(f"{base}/postgres", autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        conn.execute(f'CREATE DATABASE "{name}"')
 
 
 def fill(url: str, payments: int, small: str, big: str) -> None:
@@ -359,7 +353,7 @@ def main() -> None:
     args = parser.parse_args()
     url = os.environ.get("BENCH_SCALE_DATABASE_URL", DEFAULT_URL)
     if not args.reuse:
-        recreate(url)
+        recreate_database(url)
     setup_django(url)
     from django.test import Client
 
