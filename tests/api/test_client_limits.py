@@ -75,6 +75,7 @@ def test_requests_without_a_key_are_limited_per_address(anonymous_api, low_limit
     assert statuses == [401, 401, 429]
 
 
+@pytest.mark.postgres  # keys are cached under the configuration revision, kept in PostgreSQL
 def test_a_known_secret_key_is_not_refused_by_its_address(api, anonymous_api, low_limits):
     """A key the process has looked up before is served; one it would have to look up in the
     database waits with the made-up ones (the price of not querying for them)."""
