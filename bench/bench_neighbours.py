@@ -50,6 +50,7 @@ from bench_payments import (  # noqa: E402
     KeepAliveClient,
     local_database_url,
     manage,
+    production_env,
     recreate_database,
     summary,
 )
@@ -76,15 +77,7 @@ print(json.dumps(keys))
 
 def service_env(args) -> dict:
     return {
-        **os.environ,
-        "DATABASE_URL": args.database_url,
-        "REDIS_URL": args.redis_url,
-        "DEBUG": "false",
-        "DJANGO_SECRET_KEY": "bench-secret-key",
-        "API_KEY_PEPPER": "bench-pepper",
-        "LOG_LEVEL": "WARNING",
-        "DJANGO_SETTINGS_MODULE": "config.settings",
-        "PYTHONPATH": str(Path(args.app).resolve()),
+        **production_env(args),
         "API_TRUSTED_PROXIES": "127.0.0.1/32",  # the bench stands in for the proxy
         "WEB_PORT": str(args.port),
         "VENV": str(ROOT / ".venv"),

@@ -50,9 +50,10 @@ def local_database_url(name: str) -> str:
 DEFAULT_REDIS = "redis://127.0.0.1:6379/9"
 
 
-def service_env(args) -> dict:
-    """The service's environment; every command of the service runs in its checkout (--app),
-    which PYTHONPATH names."""
+def production_env(args) -> dict:
+    """A production-like environment of the service (DEBUG off, bench secrets); every command
+    of the service runs in its checkout (--app), which PYTHONPATH names. Shared by the
+    benchmarks that start the service (bench_neighbours too)."""
     return {
         **os.environ,
         "DATABASE_URL": args.database_url,
@@ -61,9 +62,15 @@ def service_env(args) -> dict:
         "DJANGO_SECRET_KEY": "bench-secret-key",
         "API_KEY_PEPPER": "bench-pepper",
         "LOG_LEVEL": "WARNING",
-        "DATABASE_POOL_MAX": str(args.pool_max),
         "DJANGO_SETTINGS_MODULE": "config.settings",
         "PYTHONPATH": str(Path(args.app).resolve()),
+    }
+
+
+def service_env(args) -> dict:
+    return {
+        **production_env(args),
+        "DATABASE_POOL_MAX": str(args.pool_max),
         # Throughput, not the limiter, is measured: lift the per-key limits out of the way.
         "API_RATE_LIMIT_TEST_RATE": "1000000",
         "API_RATE_LIMIT_TEST_BURST": "1000000",
