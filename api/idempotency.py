@@ -3,10 +3,10 @@
 A POST with `Idempotency-Key` claims the key in one short transaction before the view runs,
 so two requests with one key can never both do the work; the view then runs outside any
 transaction of ours (services commit their own). A view whose service commits work (a
-payment, a refund) answers through `answering`: the service calls `answer_with_work` inside
-the transaction that commits the work, which renders the response there and stores it under
-the claim, so the work and its answer commit together (a committed decline and its 402
-included). Other views' responses are stored in a second short write after the view.
+payment, a refund) passes the claim to the service, with the pure function that makes the
+answer's bytes from its result: the service stores them (`answer_store`) in the transaction
+that commits the work, so the work and its answer commit together (a committed decline and
+its 402 included). Other views' responses are stored in a second short write after the view.
 
 2xx and 4xx are final and replayed byte for byte for 24 hours; a 5xx (or a crash) frees the
 claim so a retry runs again; a 429 is never stored. Work is fenced by the claim: a request
@@ -18,9 +18,7 @@ import functools
 import hashlib
 import logging
 import secrets
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -30,12 +28,13 @@ from django.http import HttpResponse
 from django.utils import timezone
 
 from api import failpoints
+from api.answers import Answer
 from api.deferred import DeferredWrites
 from api.errors import ApiFailure, IdempotencyFailed, ValidationFailed
 from api.logfilters import redact_log_text
 from api.models import IdempotencyRecord
 from api.retention import purge_rows
-from api.rows import Columns, changed_a_row, insert_instances, insert_instances_if, insert_rows
+from api.rows import Columns, changed_a_row, insert_rows
 
 log = logging.getLogger("api.idempotency")
 
@@ -50,14 +49,19 @@ REPLAYED_HEADER = "Idempotent-Replayed"
 MAX_STORED_ERROR_BYTES = 4096
 
 
-@dataclass(frozen=True)
+@dataclass(eq=False)  # one request's claim: hashed by identity (api.deferred keys)
 class Claim:
-    """The right to run the request and store its response. `resumed`: the same request was
-    claimed before by a request that died (lease over); work it started may be resumed."""
+    """The right to run the request and store its response, passed to the service that does
+    its work. `resumed`: the same request was claimed before by a request that died (lease
+    over); work it started may be resumed. `answer`: the view's pure function from the
+    service's result to the answer's bytes, stored with the work (answer_store), which
+    then sets `stored`."""
 
     record_id: int
     lease_token: str
     resumed: bool = False
+    answer: Callable[[object], Answer] | None = None
+    stored: Answer | None = None
 
 
 class UnreadableStoredResponse(Exception):
@@ -206,42 +210,17 @@ def idempotency_settle(
 ) -> None:
     """Store a final response under the claim (its body encrypted by `cipher`, if given), or
     release the claim for a retry."""
-    if not is_final(response.status_code) or _too_large_to_keep(claim, response):
+    status, content = response.status_code, response.content
+    if not is_final(status) or _too_large_to_keep(claim, status, content):
         idempotency_release(claim)
         return
     failpoints.reach(failpoints.RESPONSE_STORING)
-    body = response.content if cipher is None else cipher.encrypt(response.content)
-    if not _store_response(claim, response, body):
+    body = content if cipher is None else cipher.encrypt(content)
+    if not _store_response(claim, status, response["Content-Type"], body):
         log.warning("idempotency claim %s was taken over before its response", claim.record_id)
 
 
-@dataclass
-class Answering:
-    """A request whose response is rendered and stored by the transaction that commits its
-    work: `respond(outcome)` renders the view's response for the service's outcome (a
-    callable returning the service's result or raising its refusal); `stored` is it, once
-    stored."""
-
-    claim: Claim
-    respond: Callable[[Callable[[], object]], HttpResponse]
-    cipher: BodyCipher | None = None
-    stored: HttpResponse | None = None
-
-
-_answering: ContextVar[Answering | None] = ContextVar("idempotency_answering", default=None)
-
-
-@contextmanager
-def answering(state: Answering) -> Iterator[Answering]:
-    """While the view's service runs: the claim its transactions fence and answer under."""
-    token = _answering.set(state)
-    try:
-        yield state
-    finally:
-        _answering.reset(token)
-
-
-def _taken_over() -> IdempotencyFailed:
+def taken_over() -> IdempotencyFailed:
     return IdempotencyFailed(
         "A retry with this Idempotency-Key took over while this request ran; its answer is "
         "the retry's.",
@@ -249,55 +228,37 @@ def _taken_over() -> IdempotencyFailed:
     )
 
 
-def held_claim_id() -> int | None:
-    """The record id of the claim this request holds, to link its work to; None outside an
-    idempotent request."""
-    state = _answering.get()
-    return None if state is None else state.claim.record_id
+def claim_holding(claim: Claim) -> tuple[str, list]:
+    """-> (sql, params) of the UPDATE that renews the claim's lease while this request still
+    holds its key: the fence a connector operation's start is inserted behind
+    (api.rows.insert_instances_if), so a request a retry took over starts nothing."""
+    return _update_held(claim, lease_until=_lease_until(timezone.now()))
 
 
-def insert_while_held(instances: list) -> None:
-    """Inside a transaction that commits part of the request's work (a connector operation's
-    start): `instances` inserted by the statement that checks, in that transaction, that this
-    request still holds its key and renews its lease (one round trip on PostgreSQL). A request
-    whose key a retry took over must not commit work: 409, nothing inserted, and the caller's
-    transaction rolls back. Outside an idempotent request they are just inserted."""
-    state = _answering.get()
-    if state is None:
-        insert_instances(instances)
+def answer_store(claim: Claim | None, result) -> None:
+    """Inside the transaction that completes the request's work: the answer to `result` (the
+    claim's pure `answer`) stored under the claim, so the work and its answer commit
+    together, or neither (a request whose key a retry took over gets 409 and its work rolls
+    back). Nothing without a claim; an answer not to keep is left to the view's settle."""
+    if claim is None or claim.answer is None:
         return
-    renew = _update_held(state.claim, lease_until=_lease_until(timezone.now()))
-    if not insert_instances_if(renew, instances):
-        raise _taken_over()
-
-
-def answer_with_work(outcome: Callable[[], object]) -> None:
-    """Inside the transaction that completes the request's work: the response the view sends
-    for `outcome` is rendered and stored under the claim in that same transaction, so the
-    work and its answer commit together, or neither (a request whose key a retry took over
-    gets 409 and its work rolls back). Nothing outside an idempotent request."""
-    state = _answering.get()
-    if state is None:
+    answer = claim.answer(result)
+    if not is_final(answer.status) or _too_large_to_keep(claim, answer.status, answer.body):
         return
-    response = state.respond(outcome)
-    if not is_final(response.status_code) or _too_large_to_keep(state.claim, response):
-        return
-    cipher = state.cipher
-    body = response.content if cipher is None else cipher.encrypt(response.content)
-    if not _store_response(state.claim, response, body):
-        raise _taken_over()
-    state.stored = response
+    if not _store_response(claim, answer.status, answer.content_type, answer.body):
+        raise taken_over()
+    claim.stored = answer
 
 
-def _too_large_to_keep(claim: Claim, response: HttpResponse) -> bool:
+def _too_large_to_keep(claim: Claim, status: int, body: bytes) -> bool:
     """An error answer past MAX_STORED_ERROR_BYTES, logged: a bug to fix, not to store."""
-    size = len(response.content)
-    if response.status_code < 400 or size <= MAX_STORED_ERROR_BYTES:
+    size = len(body)
+    if status < 400 or size <= MAX_STORED_ERROR_BYTES:
         return False
     log.error(
         "idempotency claim %s: a %s answer of %s bytes is over %s and not stored",
         claim.record_id,
-        response.status_code,
+        status,
         size,
         MAX_STORED_ERROR_BYTES,
     )
@@ -325,10 +286,9 @@ def _update_held(claim: Claim, **values) -> tuple[str, list]:
     return _update_held_sql(*values), [*params, claim.record_id, claim.lease_token]
 
 
-def _store_response(claim: Claim, response: HttpResponse, body: bytes) -> bool:
+def _store_response(claim: Claim, status: int, content_type: str, body: bytes) -> bool:
     """The response stored under the claim; False when the claim was taken over."""
-    content_type = response["Content-Type"]
-    store = _update_held(claim, status=response.status_code, content_type=content_type, body=body)
+    store = _update_held(claim, status=status, content_type=content_type, body=body)
     return changed_a_row(store)
 
 

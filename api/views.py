@@ -1,22 +1,19 @@
 """The base every API view derives from, and the envelope for Django's own 404 and 500."""
 
-from collections.abc import Callable
 from functools import partial
 
 from django.conf import settings
 from django.http import HttpResponse
 from django.views.decorators.csrf import csrf_exempt
-from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from api import budgets, failpoints
+from api.answers import Render, answer_of, http_response
 from api.carddata import refuse_raw_card_data
 from api.errors import ApiFailure, ServiceError, ValidationFailed, unrecognized_url
 from api.idempotency import (
-    Answering,
     BodyCipher,
     Claim,
-    answering,
     idempotency_claim,
     idempotency_key,
     idempotency_release,
@@ -92,7 +89,6 @@ class ServiceAPIView(APIView):
     budget_cost = 1
     _budget: budgets.Hold | None = None  # set by initial(), given back by dispatch()
     _held_claim: Claim | None = None  # set by initial() when this request claimed its key
-    _answered: Answering | None = None  # set by answered() while its service runs
 
     def initial(self, request, *args, **kwargs):
         super().initial(request, *args, **kwargs)  # authentication, permissions, rate limit
@@ -136,39 +132,28 @@ class ServiceAPIView(APIView):
     def handle_exception(self, exc):
         if isinstance(exc, _Replay):
             return exc.response
+        claim = self._held_claim
+        if claim is not None and claim.stored is not None and isinstance(exc, ServiceError):
+            # A refusal the service committed with its answer (a refused capture): the answer
+            # stored is the one sent.
+            return http_response(claim.stored, self.request)
         return super().handle_exception(exc)
 
-    def answered(self, work: Callable[[], object], respond: Callable[[object], Response]):
-        """`respond(work())`, where `work` is the one service call that commits the request's
-        work. Under an Idempotency-Key the service stores this response inside the transaction
-        that commits its work (api.idempotency.answer_with_work), so no crash can leave work
-        committed without its answer; the response sent is the one stored."""
-        if self._held_claim is None:
-            return respond(work())
-        state = Answering(
-            self._held_claim, partial(self._rendered, respond), self.stored_response_cipher
-        )
-        self._answered = state
-        with answering(state):
-            try:
-                result = work()
-            except ServiceError:
-                if state.stored is None:
-                    raise
-                # A refusal the service committed with its answer (a decline, a refused
-                # capture): the stored answer is the one sent. Anything else propagates.
-                return state.stored
-        return respond(result) if state.stored is None else state.stored
+    def claim(self, render: Render) -> Claim | None:
+        """The claim to pass to the one service that commits this request's work, with
+        `render` (a pure function: the service's result and the request id -> its answer's
+        bytes), which the service's last transaction stores with the work; None when the
+        request holds no Idempotency-Key."""
+        claim = self._held_claim
+        if claim is not None:
+            claim.answer = partial(answer_of, render, self.request.request_id)
+        return claim
 
-    def _rendered(self, respond, outcome: Callable[[], object]):
-        """The response, rendered as dispatch would send it, for a service's outcome."""
-        try:
-            response = respond(outcome())
-        except Exception as exc:  # noqa: BLE001 as DRF's dispatch: unknown ones are re-raised
-            response = self.handle_exception(exc)
-        response = self.finalize_response(self.request, response)
-        response.render()
-        return response
+    def respond(self, render: Render, result) -> HttpResponse:
+        """The answer to `result`: the one stored with the work, if any, else rendered now."""
+        claim = self._held_claim
+        answer = claim.stored if claim is not None and claim.stored is not None else None
+        return http_response(answer or render(result, self.request.request_id), self.request)
 
     def dispatch(self, request, *args, **kwargs):
         """Runs the view, then stores its response under the idempotency claim (if any):
@@ -177,11 +162,11 @@ class ServiceAPIView(APIView):
             return self.answer_preflight(request)
         try:
             response = super().dispatch(request, *args, **kwargs)
-            stored = self._answered is not None and self._answered.stored is not None
-            if self._held_claim is not None and not stored:
+            claim = self._held_claim
+            if claim is not None and claim.stored is None:
                 if hasattr(response, "render"):
                     response.render()  # the bytes stored are the bytes sent
-                idempotency_settle(self._held_claim, response, self.stored_response_cipher)
+                idempotency_settle(claim, response, self.stored_response_cipher)
         except BaseException:
             if self._held_claim is not None:
                 idempotency_release(self._held_claim)

@@ -8,7 +8,7 @@ from django.utils import timezone
 from django.utils.module_loading import import_string
 
 from accounts.models import Merchant
-from api.rows import insert_instances, insert_instances_if
+from api.rows import insert_instances
 from events.catalogue import EVENT_TYPES
 from events.models import Event
 
@@ -53,7 +53,17 @@ def emit(
     return event
 
 
-def emit_all(
+def emit_all(**about) -> list[Event]:
+    """emit() for several types about the same state of one resource (a payment created and
+    captured in one call), written in one INSERT, in the order given; `about`: the arguments
+    of new_events()."""
+    events = new_events(**about)
+    insert_instances(events)
+    events_written(events)
+    return events
+
+
+def new_events(
     *,
     merchant: Merchant,
     livemode: bool,
@@ -62,26 +72,20 @@ def emit_all(
     previous_attributes: dict | None = None,
     api_version: str | None = None,
     fan_out: bool = True,
-    new_resource=None,
-    only_if: tuple[str, list] | None = None,
 ) -> list[Event]:
-    """emit() for several types about the same state of one resource (a payment created and
-    captured in one call), written in one INSERT, in the order given.
-
-    `new_resource`: the resource's own row, not yet stored (a payment being created), is
-    inserted in the same statement as its events: one round trip fewer on every create.
-    `only_if`: an UPDATE (sql, params) the writes depend on (a connector operation marked
-    applied): run in the same statement, and the rows inserted only if it changed a row
-    (api.rows.insert_instances_if); -> [] when it changed none (nothing written or fanned
-    out)."""
+    """The events emit_all() writes, not stored yet: for a caller that inserts them in its
+    own statement (a payment created with its events, behind its operation's fence), then
+    calls events_written() in the same transaction."""
     if unknown := [t for t in types if t not in EVENT_TYPES]:
         raise ValueError(f"unknown event type {unknown[0]!r}")
     if not transaction.get_connection().in_atomic_block:
         raise RuntimeError("emit() must run inside the transaction that changes the resource")
-    hooks = fan_out_hooks(tuple(settings.EVENT_FAN_OUT_HOOKS)) if fan_out else ()
     now = timezone.now()
     data = {"object": obj, "previous_attributes": previous_attributes or {}}
-    events = [
+    # Fanned out by events_written(), in this transaction; without hooks, left to whoever
+    # does it later (the webhooks sweeper, or the caller).
+    dispatched = now if fan_out and settings.EVENT_FAN_OUT_HOOKS else None
+    return [
         Event(
             merchant=merchant,
             livemode=livemode,
@@ -90,20 +94,18 @@ def emit_all(
             resource_id=obj["id"],
             data=data,
             created=now,
-            # Fanned out below, in this transaction; without hooks, left to whoever does it
-            # later (the webhooks sweeper, or the caller).
-            dispatched_at=now if hooks else None,
+            dispatched_at=dispatched,
         )
         for type in types
     ]
-    rows = [new_resource, *events] if new_resource is not None else events
-    if only_if is None:
-        insert_instances(rows)
-    elif not insert_instances_if(only_if, rows):
-        return []
-    for hook in hooks:
-        hook(events)
-    return events
+
+
+def events_written(events: list[Event]) -> None:
+    """After `events` are inserted, in their transaction: the fan-out hooks run on those
+    marked dispatched (new_events)."""
+    if events and events[0].dispatched_at is not None:
+        for hook in fan_out_hooks(tuple(settings.EVENT_FAN_OUT_HOOKS)):
+            hook(events)
 
 
 @cache

@@ -1,15 +1,10 @@
-"""The record of each connector call (payments.models.Operation): the three steps every call
-about a payment or a refund takes (docs/payments.md "Connector operations"):
+"""The record of each connector call (payments.models.Operation), which the operation runner
+(payments.runner) writes at each step (docs/payments.md "Operation runner"): `started`
+(refused while another is in flight: `refuse_if_busy`), then `applied` by exactly one writer
+(`operation_apply`), or `abandoned` when the connector could not be asked.
 
-1. in a short transaction, under the payment's row lock, the change is checked and an
-   operation is recorded `started` (`operation_start`), refused while another is in flight;
-2. the connector is asked with no transaction open and no lock held, the operation's id as
-   its idempotency key;
-3. in a second short transaction, under the lock again, the answer is written with its events
-   and the operation marked `applied` (`operation_apply`: exactly one writer gets to).
-
-A process that dies between 2 and 3 leaves the operation `started`; beat asks the connector
-again with the same key and applies the answer (`operations_to_recover`).
+A process that dies between asking and applying leaves the operation `started`; beat asks
+the connector again with the same key and applies the answer (`operations_recover`).
 """
 
 import datetime
@@ -21,7 +16,6 @@ from django.conf import settings
 from django.utils import timezone
 
 from api.errors import ProcessingFailed, ServiceError
-from api.idempotency import held_claim_id, insert_while_held
 from api.ids import id_floor
 from api.retention import purge_rows
 from api.rows import Columns, changed_a_row
@@ -48,47 +42,11 @@ def refuse_if_busy(payment_id: str) -> None:
         )
 
 
-def operation_start(
-    kind: str,
-    *,
-    payment_id: str,
-    request: dict,
-    api_version: str | None,
-    refund_id: str | None = None,
-) -> Operation:
-    """Step 1's record, inside the caller's transaction, linked to the request's
-    Idempotency-Key claim and inserted by the statement that checks the claim is still held
-    (a request a retry took over starts nothing)."""
-    operation = Operation(
-        kind=kind,
-        payment_id=payment_id,
-        refund_id=refund_id,
-        request=request,
-        api_version=api_version,
-        idempotency_record_id=held_claim_id(),
-    )
-    insert_while_held([operation])
-    return operation
-
-
 def operation_of_claim(record_id: int) -> Operation | None:
     """The operation a request with this Idempotency-Key claim started and did not abandon:
     the one its retry resumes."""
     linked = Operation.objects.filter(idempotency_record_id=record_id)
     return linked.exclude(state=Operation.State.ABANDONED).order_by("-created").first()
-
-
-def resumable(claim, work: Callable[[], object], recover: Callable[[Operation], object]):
-    """What a request runs: `work`, or, when it is the retry of a request that died after
-    starting a connector operation (its Idempotency-Key claim taken over, `claim.resumed`),
-    `recover(that operation)`: the connector asked again with the same key and the answer
-    applied, instead of running again (which would meet, say, its own spent token)."""
-    if claim is None or not claim.resumed:
-        return work
-    operation = operation_of_claim(claim.record_id)
-    if operation is None:
-        return work
-    return lambda: recover(operation)
 
 
 @functools.cache

@@ -1,15 +1,13 @@
 """Payments endpoints (spec "Endpoints > Payments"): thin views over payments.services."""
 
-from functools import partial
-
 from rest_framework.response import Response
 
-from api.errors import CardDeclined, ProcessingFailed
+from api.answers import Answer, data_answer, error_answer
+from api.errors import CardDeclined, ProcessingFailed, ServiceError
 from api.validation import validated
 from api.views import ServiceAPIView
 from payments import openapi, selectors, services
 from payments.models import Payment
-from payments.operations import resumable
 from payments.serializers import (
     CaptureInput,
     PaymentConfirmInput,
@@ -20,23 +18,45 @@ from payments.serializers import (
 from payments.states import Status
 
 
-def raise_for_outcome(payment: Payment) -> None:
+def outcome_error(payment: Payment) -> ServiceError | None:
     """The HTTP status carries the outcome: a committed decline is 402, a failure 422."""
     outcome = payment.outcome
     if payment.status == Status.DECLINED:
         softness = (
             "soft: a retry may succeed" if outcome["decline_is_soft"] else "hard: do not retry"
         )
-        raise CardDeclined(
+        return CardDeclined(
             f"The card was declined ({outcome['decline_code']}, {softness}). "
             f"Payment {payment.id} is declined.",
             decline_code=outcome["decline_code"],
         )
     if payment.status == Status.FAILED:
-        raise ProcessingFailed(
+        return ProcessingFailed(
             f"The payment could not be processed. Payment {payment.id} is failed.",
             code="payment_failed",
         )
+    return None
+
+
+def _authorized(payment: Payment, request_id: str | None, status: int) -> Answer:
+    error = outcome_error(payment)
+    if error is not None:
+        return error_answer(error, request_id)
+    return data_answer(payment_to_dict(payment), status)
+
+
+def created(payment: Payment, request_id: str | None) -> Answer:
+    """A create's answer: 201, or the decline (402) or failure (422) it committed."""
+    return _authorized(payment, request_id, 201)
+
+
+def changed(payment: Payment, request_id: str | None) -> Answer:
+    """A confirm's answer: 200, or the decline or failure it committed."""
+    return _authorized(payment, request_id, 200)
+
+
+def rendered(payment: Payment, request_id: str | None) -> Answer:
+    return data_answer(payment_to_dict(payment))
 
 
 class PaymentMixin:
@@ -45,41 +65,22 @@ class PaymentMixin:
             merchant=request.merchant, livemode=request.livemode, payment_id=payment_id
         )
 
-    def operate(self, work, respond, recover=services.payment_operation_recover):
-        """`respond(work())`, its response stored with the work (ServiceAPIView.answered); the
-        retry of a request that died mid-operation resumes the operation instead."""
-        return self.answered(resumable(self._held_claim, work, recover), respond)
-
-
-def created(payment: Payment) -> Response:
-    raise_for_outcome(payment)
-    return Response(payment_to_dict(payment), status=201)
-
-
-def changed(payment: Payment) -> Response:
-    raise_for_outcome(payment)
-    return Response(payment_to_dict(payment))
-
-
-def rendered(payment: Payment) -> Response:
-    return Response(payment_to_dict(payment))
-
 
 class PaymentListCreate(PaymentMixin, ServiceAPIView):
     @openapi.payment_create
     def post(self, request):
         data = validated(PaymentCreateInput, request.data)
         method = data.pop("payment_method")
-        create = partial(
-            services.payment_create,
+        payment = services.payment_create(
             merchant=request.merchant,
             livemode=request.livemode,
             method_type=method["type"],
             token_id=method.get("token"),
             api_version=request.api_version,
+            claim=self.claim(created),
             **data,
         )
-        return self.operate(create, created)
+        return self.respond(created, payment)
 
     @openapi.payment_list
     def get(self, request):
@@ -111,35 +112,35 @@ class PaymentConfirm(PaymentMixin, ServiceAPIView):
     @openapi.payment_confirm
     def post(self, request, payment_id):
         method = validated(PaymentConfirmInput, request.data)["payment_method"]
-        confirm = partial(
-            services.payment_confirm,
+        payment = services.payment_confirm(
             payment=self.payment(request, payment_id),
             method_type=method["type"],
             token_id=method["token"],
             api_version=request.api_version,
+            claim=self.claim(changed),
         )
-        return self.operate(confirm, changed)
+        return self.respond(changed, payment)
 
 
 class PaymentCapture(PaymentMixin, ServiceAPIView):
     @openapi.payment_capture
     def post(self, request, payment_id):
         data = validated(CaptureInput, request.data)
-        capture = partial(
-            services.payment_capture,
+        payment = services.payment_capture(
             payment=self.payment(request, payment_id),
             amount=data.get("amount"),
             api_version=request.api_version,
+            claim=self.claim(rendered),
         )
-        return self.operate(capture, rendered)
+        return self.respond(rendered, payment)
 
 
 class PaymentCancel(PaymentMixin, ServiceAPIView):
     @openapi.payment_cancel
     def post(self, request, payment_id):
-        cancel = partial(
-            services.payment_cancel,
+        payment = services.payment_cancel(
             payment=self.payment(request, payment_id),
             api_version=request.api_version,
+            claim=self.claim(rendered),
         )
-        return self.operate(cancel, rendered)
+        return self.respond(rendered, payment)

@@ -1,40 +1,36 @@
-"""Writes for refunds, as operations in three steps like the payment's connector calls
-(payments.operations; docs/refunds.md): a short transaction locks the payment (so two
-refunds of one payment serialise and can never give back more than was captured), checks
-what remains refundable and records the operation; the connector is asked with no
-transaction open and no lock held; a second short transaction writes the refund and, when it
-succeeded, the payment, with the events. While a refund operation is in flight the payment is
-busy, so two refunds never both reach the processor.
+"""Writes for refunds, as connector operations the payments' runner runs (payments.runner;
+docs/refunds.md): a short transaction locks the payment (so two refunds of one payment
+serialise and can never give back more than was captured), checks what remains refundable
+and records the operation; the connector is asked with no transaction open and no lock held;
+a second short transaction writes the refund and, when it succeeded, the payment, with the
+events (`RefundWork.apply`). While a refund operation is in flight the payment is busy, so
+two refunds never both reach the processor.
 """
 
 import datetime
+import logging
+from dataclasses import dataclass
 
 from django.db import transaction
 from django.utils import timezone
 
-from api import failpoints
 from api.errors import ProcessingFailed, ServiceError, ValidationFailed
-from api.idempotency import answer_with_work
+from api.idempotency import Claim
 from events.services import emit_all, previous_attributes
-from payments.connectors import RefundAnswer, connector_of
+from payments.connectors import Connector, RefundAnswer
 from payments.fees import refund_fee_for
-from payments.metrics import connector_call
 from payments.models import Operation, Payment
-from payments.operations import (
-    is_busy,
-    operation_abandon,
-    operation_apply,
-    operation_start,
-    refuse_if_busy,
-)
-from payments.services import payment_lock, payment_refund_succeeded
+from payments.operations import is_busy, operation_apply, refuse_if_busy
+from payments.runner import operation_start, resumable, run
 from payments.states import Trigger, check_transition
+from payments.writes import payment_lock, payment_refund_succeeded
 from refunds.models import Refund
 from refunds.selectors import pending_total
 from refunds.serializers import refund_to_dict
 from refunds.states import FAILURE_CODES, STATUS_EVENTS, RefundStatus, check_refund_transition
 
 Kind = Operation.Kind
+log = logging.getLogger(__name__)
 # The values a refund's operation keeps: enough to insert the refund with the answer.
 REFUND_FIELDS = ("id", "merchant_id", "livemode", "payment_id", "amount", "currency", "reason")
 
@@ -82,6 +78,49 @@ def _refundable(payment: Payment) -> int:
     return remaining
 
 
+@dataclass
+class RefundWork:
+    """A refund operation for the runner: `refund` as the connector call sees it (a new
+    one's not stored yet)."""
+
+    payment: Payment
+    refund: Refund
+
+    def ask(self, connector: Connector, operation: Operation) -> RefundAnswer:
+        payment, refund, key = self.payment, self.refund, operation.pk
+        if operation.kind == Kind.REFUND:
+            return connector.refund(payment=payment, refund=refund, key=key)
+        return connector.resolve_refund(payment=payment, refund=refund, key=key)
+
+    def abandoned(self, operation: Operation) -> None:
+        """Nothing was taken: a refund holds nothing back until it is written."""
+
+    def apply(self, operation: Operation, answer: RefundAnswer) -> Refund:
+        """The answer, the refund, the payment's new amounts and the events under the
+        payment's lock; a second writer (recovery racing the original request) finds the
+        operation applied and gets the refund as it stands."""
+        locked = payment_lock(self.payment)
+        if not operation_apply(operation):
+            return Refund.objects.get(pk=self.refund.pk)
+        if operation.kind == Kind.REFUND:
+            _insert(self.refund, locked, answer, operation.api_version)
+            return self.refund
+        return _settle(self.refund, locked, answer, operation.api_version)
+
+
+def refund_operation_recover(operation: Operation, claim: Claim | None = None) -> Refund:
+    """Finish a refund operation left `started`: ask again with the same key and apply."""
+    payment = Payment.objects.select_related("merchant").get(pk=operation.payment_id)
+    if operation.kind == Kind.REFUND:
+        values = operation.request
+        refund = Refund(**{field: values[field] for field in REFUND_FIELDS})
+        refund.metadata, refund.status = values["metadata"], None
+    else:
+        refund = Refund.objects.get(pk=operation.refund_id)
+    return run(operation, RefundWork(payment, refund), claim)
+
+
+@resumable(refund_operation_recover)
 def refund_create(
     *,
     payment: Payment,
@@ -89,6 +128,7 @@ def refund_create(
     reason: str | None = None,
     metadata: dict | None = None,
     api_version: str | None = None,
+    claim: Claim | None = None,
 ) -> Refund:
     """Refund `amount` (omitted: everything remaining) of a captured payment.
 
@@ -122,12 +162,13 @@ def refund_create(
         request = {field: getattr(refund, field) for field in REFUND_FIELDS}
         operation = operation_start(
             Kind.REFUND,
-            payment_id=locked.pk,
+            payment=locked,
             refund_id=refund.pk,
             request={**request, "metadata": refund.metadata},
             api_version=api_version,
+            claim=claim,
         )
-    return _operate(operation, locked, refund)
+    return run(operation, RefundWork(locked, refund), claim)
 
 
 def refund_resolve(*, refund: Refund, api_version: str | None = None) -> Refund:
@@ -143,42 +184,13 @@ def refund_resolve(*, refund: Refund, api_version: str | None = None) -> Refund:
             return locked
         operation = operation_start(
             Kind.RESOLVE_REFUND,
-            payment_id=payment.pk,
+            payment=payment,
             refund_id=locked.pk,
             request={},
             api_version=api_version,
+            claim=None,
         )
-    return _operate(operation, payment, locked)
-
-
-def _ask(operation: Operation, payment: Payment, refund: Refund) -> RefundAnswer:
-    """The connector's answer, asked with no transaction open and no lock held; if it could
-    not be asked, nothing was processed: the operation is abandoned and the error raised."""
-    connector, key = connector_of(payment), operation.pk
-    try:
-        with connector_call(connector, operation.kind, payment.livemode):
-            if operation.kind == Kind.REFUND:
-                return connector.refund(payment=payment, refund=refund, key=key)
-            return connector.resolve_refund(payment=payment, refund=refund, key=key)
-    except ServiceError:
-        operation_abandon(operation)
-        raise
-
-
-def _apply(operation: Operation, payment: Payment, refund: Refund, answer) -> Refund:
-    """The answer, the refund, the payment's new amounts and the events in one transaction,
-    under the payment's lock; a second writer (recovery racing the original request) finds
-    the operation applied and gets the refund as it stands."""
-    with transaction.atomic():
-        locked = payment_lock(payment)
-        if not operation_apply(operation):
-            refund = Refund.objects.get(pk=refund.pk)
-        elif operation.kind == Kind.REFUND:
-            _insert(refund, locked, answer, operation.api_version)
-        else:
-            refund = _settle(refund, locked, answer, operation.api_version)
-        answer_with_work(lambda: refund)
-    return refund
+    return run(operation, RefundWork(payment, locked), None)
 
 
 def _insert(refund: Refund, payment: Payment, answer: RefundAnswer, api_version) -> None:
@@ -200,30 +212,20 @@ def _settle(refund: Refund, payment: Payment, answer: RefundAnswer, api_version)
     return locked
 
 
-def _operate(operation: Operation, payment: Payment, refund: Refund) -> Refund:
-    """Steps 2 and 3 of an operation step 1 recorded (failpoints as for payments)."""
-    failpoints.reach(failpoints.OPERATION_STARTED)
-    answer = _ask(operation, payment, refund)
-    failpoints.reach(failpoints.CONNECTOR_ANSWERED)
-    refund = _apply(operation, payment, refund, answer)
-    failpoints.reach(failpoints.WORK_COMMITTED)
-    return refund
-
-
-def refund_operation_recover(operation: Operation) -> Refund:
-    """Finish a refund operation left `started`: ask again with the same key and apply."""
-    payment = Payment.objects.select_related("merchant").get(pk=operation.payment_id)
-    if operation.kind == Kind.REFUND:
-        values = operation.request
-        refund = Refund(**{field: values[field] for field in REFUND_FIELDS})
-        refund.metadata, refund.status = values["metadata"], None
-    else:
-        refund = Refund.objects.get(pk=operation.refund_id)
-    return _operate(operation, payment, refund)
-
-
 def refund_resolve_if_due(*, refund: Refund, api_version: str | None = None) -> Refund:
     """Resolve a pending refund whose time has come; anything else is returned as is."""
     if refund.due_at is None or refund.due_at > timezone.now():
         return refund
     return refund_resolve(refund=refund, api_version=api_version)
+
+
+def refund_as_of_now(*, refund: Refund, api_version: str | None = None) -> Refund:
+    """The refund as time has already made it, for a read: a pending one past its time is
+    settled before anyone sees it. A read answers with what is stored when the connector
+    cannot settle it now (as payments.services.payment_as_of_now): it stays pending and due,
+    and beat's sweep asks again (nothing is left `started`: payments.runner)."""
+    try:
+        return refund_resolve_if_due(refund=refund, api_version=api_version)
+    except ServiceError as exc:
+        log.warning("read shows %s pending: %s (%s)", refund.pk, exc.message, exc.code)
+        return refund

@@ -1,7 +1,6 @@
 """Test-mode endpoints (spec "Test-mode endpoints") and the simulated challenge page."""
 
 import datetime
-from functools import partial
 
 from django.http import HttpResponseRedirect
 from django.shortcuts import render
@@ -94,12 +93,12 @@ class Advance(PaymentMixin, ServiceAPIView):
 
     @openapi.advance
     def post(self, request, payment_id):
-        resolve = partial(
-            payment_resolve,
+        payment = payment_resolve(
             payment=self.payment(request, payment_id),
             api_version=request.api_version,
+            claim=self.claim(rendered),
         )
-        return self.operate(resolve, rendered)
+        return self.respond(rendered, payment)
 
 
 class AdvanceClockInput(serializers.Serializer):
@@ -116,13 +115,13 @@ class AdvanceClock(PaymentMixin, ServiceAPIView):
     @extend_schema(request=AdvanceClockInput)
     def post(self, request, payment_id):
         data = validated(AdvanceClockInput, request.data)
-        travel = partial(
-            payment_advance_clock,
+        # Several operations, so no claim is passed: its answer is stored after the view.
+        payment = payment_advance_clock(
             payment=self.payment(request, payment_id),
             by=datetime.timedelta(seconds=data["seconds"]),
             api_version=request.api_version,
         )
-        return self.operate(travel, rendered)
+        return self.respond(rendered, payment)
 
 
 class RetryNow(ServiceAPIView):
