@@ -89,3 +89,9 @@ class SlowSimulator(SimulatorConnector):
     def authorize(self, **kwargs) -> Authorization:
         self.clock.shift(datetime.timedelta(seconds=2))
         return super().authorize(**kwargs)
+
+
+class RefundResolveFailsSimulator(SimulatorConnector):
+    """The simulator, except that a pending refund's settlement cannot be asked."""
+
+    resolve_refund = _unreachable
