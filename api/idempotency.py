@@ -28,11 +28,11 @@ from django.http import HttpResponse
 from django.utils import timezone
 
 from api import failpoints
-from api.answers import Answer
 from api.deferred import DeferredWrites
-from api.errors import ApiFailure, IdempotencyFailed, ValidationFailed
+from api.errors import ApiFailure, IdempotencyFailed, ServiceError, ValidationFailed
 from api.logfilters import redact_log_text
 from api.models import IdempotencyRecord
+from api.renderers import dumps
 from api.retention import purge_rows
 from api.rows import Columns, changed_a_row, insert_rows
 
@@ -49,18 +49,38 @@ REPLAYED_HEADER = "Idempotent-Replayed"
 MAX_STORED_ERROR_BYTES = 4096
 
 
+@dataclass(frozen=True)
+class Answer:
+    """A response's bytes, made by a pure function of a service's result (no DRF machinery,
+    so the same inside the work's transaction as after it): what is sent and stored."""
+
+    status: int
+    body: bytes
+    content_type: str = "application/json; charset=utf-8"
+    error: ServiceError | None = None  # the error it reports, counted when sent (not stored)
+
+
+Render = Callable[[object, str], Answer]  # (a service's result, the request id) -> its answer
+
+
+def error_answer(error: ServiceError, request_id: str) -> Answer:
+    """The error envelope, as api.errors.exception_handler renders it."""
+    return Answer(error.status, dumps(error.envelope(request_id)), error=error)
+
+
 @dataclass(eq=False)  # one request's claim: hashed by identity (api.deferred keys)
 class Claim:
     """The right to run the request and store its response, passed to the service that does
     its work. `resumed`: the same request was claimed before by a request that died (lease
-    over); work it started may be resumed. `answer`: the view's pure function from the
-    service's result to the answer's bytes, stored with the work (answer_store), which
+    over); work it started may be resumed. `render`: the view's pure function making the
+    answer's bytes from the service's result, stored with the work (answer_store), which
     then sets `stored`."""
 
     record_id: int
     lease_token: str
+    request_id: str
     resumed: bool = False
-    answer: Callable[[object], Answer] | None = None
+    render: Render | None = None
     stored: Answer | None = None
 
 
@@ -150,7 +170,7 @@ def idempotency_claim(
     scope = {"merchant_id": merchant_id, "livemode": livemode, "key_hash": _sha256(key)}
     record_id = _insert_if_new({**scope, **fresh})
     if record_id is not None:
-        return Claim(record_id=record_id, lease_token=fresh["lease_token"])
+        return Claim(record_id, fresh["lease_token"], request_id)
     with transaction.atomic():
         # The unique constraint makes a second INSERT wait for the first claim's commit and
         # then fail; get_or_create then reads (and locks) the winner's row.
@@ -166,7 +186,7 @@ def idempotency_claim(
             record.save()
             created = True
     if created:
-        return Claim(record_id=record.pk, lease_token=record.lease_token, resumed=resumed)
+        return Claim(record.pk, record.lease_token, request_id, resumed=resumed)
     if record.fingerprint != fingerprint:
         raise IdempotencyFailed(
             "This Idempotency-Key was already used with a different request (method, path "
@@ -237,12 +257,16 @@ def claim_holding(claim: Claim) -> tuple[str, list]:
 
 def answer_store(claim: Claim | None, result) -> None:
     """Inside the transaction that completes the request's work: the answer to `result` (the
-    claim's pure `answer`) stored under the claim, so the work and its answer commit
-    together, or neither (a request whose key a retry took over gets 409 and its work rolls
-    back). Nothing without a claim; an answer not to keep is left to the view's settle."""
-    if claim is None or claim.answer is None:
+    claim's `render` of it, or the refusal it is, a ServiceError as a value) stored under
+    the claim, so the work and its answer commit together, or neither (a request whose key a
+    retry took over gets 409 and its work rolls back). Nothing without a claim; an answer
+    not to keep is left to the view's settle."""
+    if claim is None or claim.render is None:
         return
-    answer = claim.answer(result)
+    if isinstance(result, ServiceError):
+        answer = error_answer(result, claim.request_id)
+    else:
+        answer = claim.render(result, claim.request_id)
     if not is_final(answer.status) or _too_large_to_keep(claim, answer.status, answer.body):
         return
     if not _store_response(claim, answer.status, answer.content_type, answer.body):

@@ -1,19 +1,18 @@
 """The base every API view derives from, and the envelope for Django's own 404 and 500."""
 
-from functools import partial
-
 from django.conf import settings
 from django.http import HttpResponse
 from django.views.decorators.csrf import csrf_exempt
 from rest_framework.views import APIView
 
-from api import budgets, failpoints
-from api.answers import Render, answer_of, http_response
+from api import budgets, failpoints, metrics
 from api.carddata import refuse_raw_card_data
 from api.errors import ApiFailure, ServiceError, ValidationFailed, unrecognized_url
 from api.idempotency import (
+    Answer,
     BodyCipher,
     Claim,
+    Render,
     idempotency_claim,
     idempotency_key,
     idempotency_release,
@@ -136,7 +135,7 @@ class ServiceAPIView(APIView):
         if claim is not None and claim.stored is not None and isinstance(exc, ServiceError):
             # A refusal the service committed with its answer (a refused capture): the answer
             # stored is the one sent.
-            return http_response(claim.stored, self.request)
+            return self.answer_response(claim.stored)
         return super().handle_exception(exc)
 
     def claim(self, render: Render) -> Claim | None:
@@ -146,14 +145,19 @@ class ServiceAPIView(APIView):
         request holds no Idempotency-Key."""
         claim = self._held_claim
         if claim is not None:
-            claim.answer = partial(answer_of, render, self.request.request_id)
+            claim.render = render
         return claim
 
     def respond(self, render: Render, result) -> HttpResponse:
         """The answer to `result`: the one stored with the work, if any, else rendered now."""
         claim = self._held_claim
-        answer = claim.stored if claim is not None and claim.stored is not None else None
-        return http_response(answer or render(result, self.request.request_id), self.request)
+        answer = claim.stored if claim is not None else None
+        return self.answer_response(answer or render(result, self.request.request_id))
+
+    def answer_response(self, answer: Answer) -> HttpResponse:
+        if answer.error is not None:
+            metrics.error_answered(answer.error, self.request)
+        return HttpResponse(answer.body, status=answer.status, content_type=answer.content_type)
 
     def dispatch(self, request, *args, **kwargs):
         """Runs the view, then stores its response under the idempotency claim (if any):

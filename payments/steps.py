@@ -134,11 +134,12 @@ def _apply_create(operation: Operation, payment: Payment, answer: Authorization)
     """The payments room inserts its payment with its events (payment.created, then the
     event of the status it landed in), in the statement that marks the operation applied,
     only if it does; else the payment another writer inserted."""
+    applying = operation_applying(operation)
     target = take_authorization(payment, answer, timezone.now())
     check_transition(None, Trigger.CREATE, target)
     types = ["payment.created", status_event(payment)]
     events = new_events(**event_values(payment, types, None, operation.api_version))
-    if not insert_instances_if(operation_applying(operation), [payment, *events]):
+    if not insert_instances_if(applying, [payment, *events]):
         return Payment.objects.select_related("merchant").get(pk=payment.pk)
     events_written(events)
     metrics.payment_entered(payment, Trigger.CREATE)

@@ -2,8 +2,9 @@
 
 from rest_framework.response import Response
 
-from api.answers import Answer, data_answer, error_answer
 from api.errors import CardDeclined, ProcessingFailed, ServiceError
+from api.idempotency import Answer, error_answer
+from api.renderers import dumps
 from api.validation import validated
 from api.views import ServiceAPIView
 from payments import openapi, selectors, services
@@ -38,25 +39,25 @@ def outcome_error(payment: Payment) -> ServiceError | None:
     return None
 
 
-def _authorized(payment: Payment, request_id: str | None, status: int) -> Answer:
+def _authorized(payment: Payment, request_id: str, status: int) -> Answer:
     error = outcome_error(payment)
     if error is not None:
         return error_answer(error, request_id)
-    return data_answer(payment_to_dict(payment), status)
+    return Answer(status, dumps(payment_to_dict(payment)))
 
 
-def created(payment: Payment, request_id: str | None) -> Answer:
+def created(payment: Payment, request_id: str) -> Answer:
     """A create's answer: 201, or the decline (402) or failure (422) it committed."""
     return _authorized(payment, request_id, 201)
 
 
-def changed(payment: Payment, request_id: str | None) -> Answer:
+def changed(payment: Payment, request_id: str) -> Answer:
     """A confirm's answer: 200, or the decline or failure it committed."""
     return _authorized(payment, request_id, 200)
 
 
-def rendered(payment: Payment, request_id: str | None) -> Answer:
-    return data_answer(payment_to_dict(payment))
+def rendered(payment: Payment, request_id: str) -> Answer:
+    return Answer(200, dumps(payment_to_dict(payment)))
 
 
 class PaymentMixin:

@@ -3,7 +3,8 @@ thin views over refunds.services. There is no refunds list (config.urls answers 
 
 from rest_framework.response import Response
 
-from api.answers import Answer, data_answer
+from api.idempotency import Answer
+from api.renderers import dumps
 from api.validation import validated
 from api.views import ServiceAPIView
 from payments.views import PaymentMixin
@@ -12,8 +13,8 @@ from refunds.models import Refund
 from refunds.serializers import RefundCreateInput, refund_to_dict
 
 
-def created(refund: Refund, request_id: str | None) -> Answer:
-    return data_answer(refund_to_dict(refund), 201)
+def created(refund: Refund, request_id: str) -> Answer:
+    return Answer(201, dumps(refund_to_dict(refund)))
 
 
 class PaymentRefundCreate(PaymentMixin, ServiceAPIView):
