@@ -39,8 +39,6 @@ from payments.writes import (
     write_change,
 )
 
-__all__ = ["TRIGGERS", "payment_operation_recover"]  # beat's recovery (payments.tasks)
-
 Kind = Operation.Kind
 
 log = logging.getLogger(__name__)
