@@ -27,7 +27,7 @@ from api.ids import id_floor
 from api.logfilters import redact_log_text
 from api.models import RequestLogEntry
 from api.retention import purge_rows
-from api.rows import insert_rows
+from infra.rows import insert_rows
 
 log = logging.getLogger("api.request")
 

@@ -8,9 +8,9 @@ from django.utils import timezone
 from django.utils.module_loading import import_string
 
 from accounts.models import Merchant
-from api.rows import insert_instances, insert_instances_if
 from events.catalogue import EVENT_TYPES
 from events.models import Event
+from infra.rows import insert_instances, insert_instances_if
 
 
 def previous_attributes(before: dict | None, after: dict) -> dict:
@@ -72,7 +72,7 @@ def emit_all(
     inserted in the same statement as its events: one round trip fewer on every create.
     `only_if`: an UPDATE (sql, params) the writes depend on (a connector operation marked
     applied): run in the same statement, and the rows inserted only if it changed a row
-    (api.rows.insert_instances_if); -> [] when it changed none (nothing written or fanned
+    (infra.rows.insert_instances_if); -> [] when it changed none (nothing written or fanned
     out)."""
     if unknown := [t for t in types if t not in EVENT_TYPES]:
         raise ValueError(f"unknown event type {unknown[0]!r}")

@@ -24,7 +24,7 @@ from api.errors import ProcessingFailed, ServiceError
 from api.idempotency import held_claim_id, insert_while_held
 from api.ids import id_floor
 from api.retention import purge_rows
-from api.rows import Columns, changed_a_row
+from infra.rows import Columns, changed_a_row
 from payments.models import Operation
 
 STARTED = Operation.State.STARTED

@@ -10,8 +10,8 @@ from django.utils import timezone
 from api import revision
 from api.errors import NotFound
 from api.ids import is_id
-from api.rows import Columns, ModelRows
 from events.models import Event
+from infra.rows import Columns, ModelRows
 from webhooks.models import Delivery, WebhookEndpoint
 
 DUE_BATCH = 500
