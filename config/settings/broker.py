@@ -7,7 +7,7 @@ from config.settings.base import VAR_DIR, env
 REDIS_URL = env.str("REDIS_URL", default="")
 BROKER_DIR = VAR_DIR / "broker"
 # A Redis that accepts and never answers costs a call this long at most, then its breaker
-# (api/breaker.py) makes calls fail at once for DEPENDENCY_RETRY_SECONDS (docs/dependencies.md).
+# (infra/breaker.py) makes calls fail at once for DEPENDENCY_RETRY_SECONDS (docs/dependencies.md).
 REDIS_TIMEOUT = env.float("REDIS_TIMEOUT", default=0.5)
 DEPENDENCY_RETRY_SECONDS = env.float("DEPENDENCY_RETRY_SECONDS", default=2.0)
 REDIS_CLIENT_OPTIONS = {"socket_timeout": REDIS_TIMEOUT, "socket_connect_timeout": REDIS_TIMEOUT}
