@@ -30,8 +30,8 @@ from redis.exceptions import RedisError
 
 from api.errors import RateLimited
 from api.middleware import error_response
-from api.redisclient import primary_client, server_breaker
 from infra.breaker import Unavailable
+from infra.redisclient import primary_client, server_breaker
 
 log = logging.getLogger("api.budgets")
 

@@ -25,8 +25,8 @@ from rest_framework.throttling import BaseThrottle
 from api.budgets import request_cost
 from api.clientaddress import client_address
 from api.errors import RateLimited
-from api.redisclient import primary_client, server_breaker
 from infra.breaker import Unavailable
+from infra.redisclient import primary_client, server_breaker
 
 log = logging.getLogger("api.ratelimit")
 
