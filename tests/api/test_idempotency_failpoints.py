@@ -169,7 +169,7 @@ def test_a_key_whose_release_met_the_database_down_is_free_once_it_returns(
     api, connector, settings
 ):
     """A request fails on a database outage (5xx) and its release fails with it: the release
-    is retried in the background (api/deferred.py), so the key is free as soon as the
+    is retried in the background (infra/deferred.py), so the key is free as soon as the
     database is back, not a lease later."""
     settings.DEPENDENCY_RETRY_SECONDS = 0.05
     body = payment_body(tokenize(api))
