@@ -29,11 +29,11 @@ from django.db import DatabaseError, connection, transaction
 from django.http import HttpResponse
 from django.utils import timezone
 
-from api import failpoints
 from api.errors import ApiFailure, IdempotencyFailed, ValidationFailed
 from api.logfilters import redact_log_text
 from api.models import IdempotencyRecord
 from api.retention import purge_rows
+from infra import failpoints
 from infra.deferred import DeferredWrites
 from infra.rows import Columns, changed_a_row, insert_instances, insert_instances_if, insert_rows
 

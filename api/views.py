@@ -9,7 +9,7 @@ from django.views.decorators.csrf import csrf_exempt
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from api import budgets, failpoints
+from api import budgets
 from api.carddata import refuse_raw_card_data
 from api.errors import ApiFailure, ServiceError, ValidationFailed, unrecognized_url
 from api.idempotency import (
@@ -32,6 +32,7 @@ from api.parsers import (
     refuse_overlong_query_values,
     request_body,
 )
+from infra import failpoints
 
 
 class _Replay(Exception):

@@ -18,10 +18,10 @@ from django.db import transaction
 from django.utils import timezone
 
 from accounts.models import Merchant
-from api import failpoints
 from api.errors import ProcessingFailed, ServiceError, ValidationFailed
 from api.idempotency import answer_with_work
 from events.services import emit_all, previous_attributes
+from infra import failpoints
 from payments import metrics
 from payments.connectors import Authorization, Refusal, Result, connector_of, route
 from payments.fees import fees_for, parse_schedule

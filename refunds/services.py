@@ -12,10 +12,10 @@ import datetime
 from django.db import transaction
 from django.utils import timezone
 
-from api import failpoints
 from api.errors import ProcessingFailed, ServiceError, ValidationFailed
 from api.idempotency import answer_with_work
 from events.services import emit_all, previous_attributes
+from infra import failpoints
 from payments.connectors import RefundAnswer, connector_of
 from payments.fees import refund_fee_for
 from payments.metrics import connector_call
