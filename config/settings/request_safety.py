@@ -59,7 +59,7 @@ if (
     )
 # Each process keeps the API-key lookup (accounts/keycache.py) and each merchant's webhook
 # endpoint list (the fan-out's) in memory, invalidated through the configuration revision in
-# PostgreSQL (api/revision.py); off, or on SQLite, they are read from the database every time.
+# PostgreSQL (infra/revision.py); off, or on SQLite, they are read from the database every time.
 API_KEY_CACHE = env.bool("API_KEY_CACHE", default=True)
 WEBHOOK_ENDPOINT_CACHE = env.bool("WEBHOOK_ENDPOINT_CACHE", default=True)
 # Request bodies above this are 400 `request_too_large` (Django enforces it on reading).
