@@ -32,9 +32,9 @@ from django.utils import timezone
 from api.errors import ApiFailure, IdempotencyFailed, ValidationFailed
 from api.logfilters import redact_log_text
 from api.models import IdempotencyRecord
-from api.retention import purge_rows
 from infra import failpoints
 from infra.deferred import DeferredWrites
+from infra.retention import purge_rows
 from infra.rows import Columns, changed_a_row, insert_instances, insert_instances_if, insert_rows
 
 log = logging.getLogger("api.idempotency")

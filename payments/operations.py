@@ -23,7 +23,7 @@ from django.utils import timezone
 from api.errors import ProcessingFailed, ServiceError
 from api.idempotency import held_claim_id, insert_while_held
 from api.ids import id_floor
-from api.retention import purge_rows
+from infra.retention import purge_rows
 from infra.rows import Columns, changed_a_row
 from payments.models import Operation
 
