@@ -5,7 +5,7 @@ nothing decides on it."""
 
 from django.db import migrations
 
-from api.schema import on_postgresql
+from infra.schema import on_postgresql
 
 FORWARDS = """
 CREATE TRIGGER config_revision AFTER INSERT OR DELETE ON accounts_merchant

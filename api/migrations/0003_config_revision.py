@@ -7,7 +7,7 @@ back could match an entry stored before. PostgreSQL only: elsewhere nothing is c
 
 from django.db import migrations
 
-from api.schema import on_postgresql
+from infra.schema import on_postgresql
 
 FORWARDS = """
 CREATE TABLE api_config_revision (

@@ -11,7 +11,7 @@ commits either before an endpoint change or with a fan-out that saw it.
 
 from django.db import migrations
 
-from api.schema import on_postgresql
+from infra.schema import on_postgresql
 
 FORWARDS = """
 CREATE FUNCTION webhooks_endpoint_changed() RETURNS trigger LANGUAGE plpgsql AS $$
