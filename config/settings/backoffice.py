@@ -16,6 +16,8 @@ SERVED_URLCONFS = {"all": "config.urls", "api": "config.urls_api", "admin": "con
 if SERVE not in SERVED_URLCONFS:
     raise ImproperlyConfigured(f"SERVE must be one of {', '.join(SERVED_URLCONFS)}.")
 ROOT_URLCONF = SERVED_URLCONFS[SERVE]
+# What a service refuses with: shown on an admin action's confirmation page (backoffice.toolkit).
+BACKOFFICE_REFUSALS = ["api.errors.ServiceError"]
 # Login throttle and lockout (django-axes; accounts/loginlimits.py): a locked attempt is
 # refused before any password hash is computed.
 INSTALLED_APPS.append("axes")
