@@ -3,12 +3,12 @@
 
 An entry holds the key-and-merchant row as the database returned it, with the key's
 last_used_at; each request builds fresh instances from it, so nothing one request changes is
-seen by another. Entries live under the configuration revision (api/revision.py), which every
+seen by another. Entries live under the configuration revision (infra/revision.py), which every
 committed change to a key or a merchant replaces in its own transaction
 (accounts/migrations/0003). `API_KEY_CACHE` off: nothing is cached.
 """
 
-from api.revision import RevisionCache
+from infra.revision import RevisionCache
 
 # key hash (under the current pepper) -> (row, last_used_at)
 lookups = RevisionCache("API_KEY_CACHE", max_entries=4096)

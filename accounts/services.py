@@ -11,7 +11,7 @@ from django.utils import timezone
 
 from accounts import keycache, keys
 from accounts.models import ApiKey, Merchant
-from api.rows import Columns, ModelRows
+from infra.rows import Columns, ModelRows
 
 LAST_USED_RESOLUTION = datetime.timedelta(minutes=1)
 

@@ -28,10 +28,10 @@ from django.core.cache import caches
 from django.core.cache.backends.redis import RedisCache
 from redis.exceptions import RedisError
 
-from api.breaker import Unavailable
 from api.errors import RateLimited
 from api.middleware import error_response
-from api.redisclient import primary_client, server_breaker
+from infra.breaker import Unavailable
+from infra.redisclient import primary_client, server_breaker
 
 log = logging.getLogger("api.budgets")
 

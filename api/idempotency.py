@@ -27,14 +27,14 @@ from django.db import DatabaseError, connection, transaction
 from django.http import HttpResponse
 from django.utils import timezone
 
-from api import failpoints
-from api.deferred import DeferredWrites
 from api.errors import ApiFailure, IdempotencyFailed, ServiceError, ValidationFailed
 from api.logfilters import redact_log_text
 from api.models import IdempotencyRecord
 from api.renderers import dumps
-from api.retention import purge_rows
-from api.rows import Columns, changed_a_row, insert_rows
+from infra import failpoints
+from infra.deferred import DeferredWrites
+from infra.retention import purge_rows
+from infra.rows import Columns, changed_a_row, insert_rows
 
 log = logging.getLogger("api.idempotency")
 
@@ -68,7 +68,7 @@ def error_answer(error: ServiceError, request_id: str) -> Answer:
     return Answer(error.status, dumps(error.envelope(request_id)), error=error)
 
 
-@dataclass(eq=False)  # one request's claim: hashed by identity (api.deferred keys)
+@dataclass(eq=False)  # one request's claim: hashed by identity (infra.deferred keys)
 class Claim:
     """The right to run the request and store its response, passed to the service that does
     its work. `resumed`: the same request was claimed before by a request that died (lease
@@ -251,7 +251,7 @@ def taken_over() -> IdempotencyFailed:
 def claim_holding(claim: Claim) -> tuple[str, list]:
     """-> (sql, params) of the UPDATE that renews the claim's lease while this request still
     holds its key: the fence a connector operation's start is inserted behind
-    (api.rows.insert_instances_if), so a request a retry took over starts nothing."""
+    (infra.rows.insert_instances_if), so a request a retry took over starts nothing."""
     return _update_held(claim, lease_until=_lease_until(timezone.now()))
 
 

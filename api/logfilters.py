@@ -1,4 +1,5 @@
-"""Logging filters, configured in config/settings.py LOGGING (so: no model imports here)."""
+"""Logging filters, configured in config/settings/observability.py LOGGING (so: no model
+imports here)."""
 
 import logging
 import re

@@ -22,11 +22,11 @@ from django.core.cache.backends.redis import RedisCache
 from redis.exceptions import RedisError
 from rest_framework.throttling import BaseThrottle
 
-from api.breaker import Unavailable
 from api.budgets import request_cost
 from api.clientaddress import client_address
 from api.errors import RateLimited
-from api.redisclient import primary_client, server_breaker
+from infra.breaker import Unavailable
+from infra.redisclient import primary_client, server_breaker
 
 log = logging.getLogger("api.ratelimit")
 

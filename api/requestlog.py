@@ -26,8 +26,8 @@ from api.idempotency import KEY_HEADER, REPLAYED_HEADER
 from api.ids import id_floor
 from api.logfilters import redact_log_text
 from api.models import RequestLogEntry
-from api.retention import purge_rows
-from api.rows import insert_rows
+from infra.retention import purge_rows
+from infra.rows import insert_rows
 
 log = logging.getLogger("api.request")
 

@@ -6,7 +6,8 @@ from api.requestlog import request_log_purge
 
 @shared_task
 def purge_expired_idempotency_records() -> int:
-    """Beat, hourly (config/settings.py): records past their 24-hour replay window."""
+    """Beat, hourly (config/settings/request_safety.py): records past their 24-hour replay
+    window."""
     return idempotency_records_purge()
 
 

@@ -5,7 +5,7 @@ from django.http import HttpResponse
 from django.views.decorators.csrf import csrf_exempt
 from rest_framework.views import APIView
 
-from api import budgets, failpoints, metrics
+from api import budgets, metrics
 from api.carddata import refuse_raw_card_data
 from api.errors import ApiFailure, ServiceError, ValidationFailed, unrecognized_url
 from api.idempotency import (
@@ -28,6 +28,7 @@ from api.parsers import (
     refuse_overlong_query_values,
     request_body,
 )
+from infra import failpoints
 
 
 class _Replay(Exception):

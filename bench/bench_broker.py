@@ -48,7 +48,7 @@ def make_app(broker_url: str, transport_options: dict) -> Celery:
 
 
 def broker_settings(name: str) -> tuple[str, dict]:
-    """The same broker configuration config/settings.py gives the service."""
+    """The same broker configuration config/settings/broker.py gives the service."""
     if name == "redis":
         return redis_url(), {}
     from django.conf import settings

@@ -96,8 +96,8 @@ def main() -> None:
     fill(url, args.events)
     from django.db import connection
 
-    from api.retention import BATCH_SIZE
     from events.models import Event
+    from infra.retention import BATCH_SIZE
     from webhooks.retention import events_purge
 
     young = Event.objects.order_by("-pk").first().pk

@@ -1,4 +1,4 @@
-"""Benchmark: what reading the configuration revision costs (api/revision.py), per call.
+"""Benchmark: what reading the configuration revision costs (infra/revision.py), per call.
 
 Migrates a database it may drop and recreate, makes a merchant, then times, interleaved round
 by round so that load on the machine hits each alike:

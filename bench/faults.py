@@ -45,8 +45,8 @@ import trustme
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.fault_proxy import FaultProxy  # noqa: E402
 from bench.fault_report import Answer, differs, summarise, table, unacknowledged  # noqa: E402
+from tests.fault_proxy import FaultProxy  # noqa: E402
 from tests.webhooks.receiver import Receiver, Reply  # noqa: E402
 
 POSTGRES = os.environ.get("FAULTS_POSTGRES", "postgres://postgres@127.0.0.1:5432")

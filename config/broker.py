@@ -16,7 +16,7 @@ written) and rewrites it in place, so a process reading or binding at that momen
 dies on JSONDecodeError, or two processes starting together lose a binding. Here table changes
 are serialised by a lock file in the control folder and each new table is renamed into place.
 
-Registered as the `embedded://` transport; config/settings.py names it in the broker URL.
+Registered as the `embedded://` transport; config/settings/broker.py names it in the broker URL.
 """
 
 import os

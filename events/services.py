@@ -8,9 +8,9 @@ from django.utils import timezone
 from django.utils.module_loading import import_string
 
 from accounts.models import Merchant
-from api.rows import insert_instances
 from events.catalogue import EVENT_TYPES
 from events.models import Event
+from infra.rows import insert_instances
 
 
 def previous_attributes(before: dict | None, after: dict) -> dict:

@@ -7,19 +7,18 @@ from django import forms
 from django.contrib import admin
 from django.utils.html import format_html, format_html_join
 
-from accounts.admin import MerchantAdmin
-from accounts.backoffice import (
+from accounts.merchantfirst import MerchantFirstAdmin, merchant_name
+from accounts.models import Merchant
+from api.currencies import CURRENCY_EXPONENTS, format_amount
+from backoffice.extensions import AdminExtension, extend_admin
+from backoffice.toolkit import (
     CappedPaginator,
     ConfirmForm,
     FixedChoicesFilter,
-    MerchantFirstAdmin,
     ObjectAction,
-    ObjectActionsAdmin,
-    merchant_name,
+    ReadOnlyAdmin,
     utc,
 )
-from accounts.models import Merchant
-from api.currencies import CURRENCY_EXPONENTS, format_amount
 from payments.erasure import customer_erase
 from payments.fees import InvalidSchedule, parse_schedule
 from payments.methods import METHODS
@@ -27,17 +26,6 @@ from payments.models import Payment, Route
 from payments.selectors import payment_search, resource_events
 from payments.services import payment_cancel, payment_capture
 from payments.states import Trigger, can
-
-
-class ReadOnlyAdmin(ObjectActionsAdmin):
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
 
 
 def small_table(mapping: dict | None):
@@ -259,17 +247,17 @@ class PaymentAdmin(MerchantFirstAdmin, ReadOnlyAdmin):
 
 class RouteInline(admin.TabularInline):
     """The merchant's live-mode routes (docs/methods.md "Routing"), edited on its page;
-    registered from here since accounts may not import payments."""
+    added from here since accounts may not import payments."""
 
     model = Route
     fields = ("method_type", "currency", "connector")
     extra = 0
 
 
-class MerchantPricingForm(forms.ModelForm):
-    """The pricing schedule is checked when saved (payments.fees owns its shape), so a typo
-    is a form error for the support agent, not a 500 at the merchant's next payment. (No
-    Meta: the admin builds it with the page's fields.)"""
+class PricingChecked:
+    """Mixed into the merchant page's form: the pricing schedule is checked when saved
+    (payments.fees owns its shape), so a typo is a form error for the support agent, not a 500
+    at the merchant's next payment."""
 
     def clean_pricing(self):
         pricing = self.cleaned_data["pricing"]
@@ -280,10 +268,4 @@ class MerchantPricingForm(forms.ModelForm):
         return pricing
 
 
-admin.site.unregister(Merchant)
-
-
-@admin.register(Merchant)
-class MerchantWithRoutesAdmin(MerchantAdmin):
-    form = MerchantPricingForm
-    inlines = [*MerchantAdmin.inlines, RouteInline]
+extend_admin(Merchant, AdminExtension(inlines=(RouteInline,), form_mixins=(PricingChecked,)))

@@ -17,8 +17,8 @@ from django.utils import timezone
 
 from api.errors import ProcessingFailed, ServiceError
 from api.ids import id_floor
-from api.retention import purge_rows
-from api.rows import Columns, changed_a_row
+from infra.retention import purge_rows
+from infra.rows import Columns, changed_a_row
 from payments.models import Operation
 
 STARTED = Operation.State.STARTED

@@ -21,10 +21,10 @@ from typing import Protocol
 
 from django.db import transaction
 
-from api import failpoints
 from api.errors import ServiceError
 from api.idempotency import Claim, answer_store, claim_holding, taken_over
-from api.rows import insert_instances, insert_instances_if
+from infra import failpoints
+from infra.rows import insert_instances, insert_instances_if
 from payments import metrics
 from payments.connectors import Connector, connector_of
 from payments.models import Operation, Payment

@@ -19,8 +19,8 @@ from django.utils import timezone
 from accounts.models import Merchant
 from api.errors import ProcessingFailed, ServiceError, ValidationFailed
 from api.idempotency import Claim, answer_store
-from api.rows import insert_instances
 from events.services import events_written, new_events
+from infra.rows import insert_instances
 from payments import metrics
 from payments.connectors import route
 from payments.fees import parse_schedule

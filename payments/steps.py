@@ -9,8 +9,8 @@ from django.utils import timezone
 from accounts.models import Merchant
 from api.errors import ProcessingFailed
 from api.idempotency import Claim
-from api.rows import insert_instances_if
 from events.services import events_written, new_events
+from infra.rows import insert_instances_if
 from payments import metrics
 from payments.connectors import Authorization, Connector, Refusal
 from payments.models import Operation, Payment, Token

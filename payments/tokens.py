@@ -9,8 +9,8 @@ from django.utils import timezone
 
 from accounts.models import Merchant
 from api.errors import ValidationFailed, quoted
-from api.retention import purge_rows
-from api.rows import Columns, ModelRows
+from infra.retention import purge_rows
+from infra.rows import Columns, ModelRows
 from payments.methods import Method
 from payments.models import Token
 

@@ -1,32 +1,25 @@
-"""Support staff read refunds here, and on their payment's page (an inline added to the
-payment admin from this room, since payments may not import refunds). Nothing is edited by
-hand: refunds change only through refunds.services, which the payment page's Refund button
-calls (docs/back-office.md)."""
+"""Support staff read refunds here, and on their payment's page (an inline, the Refund button
+and the timeline, added to the payment's page through backoffice.extensions, since payments
+may not import refunds). Nothing is edited by hand: refunds change only through
+refunds.services, which the payment page's Refund button calls (docs/back-office.md)."""
 
 from django import forms
 from django.contrib import admin
-from django.contrib.admin.utils import unquote
 from django.utils.html import format_html, format_html_join
 
-from accounts.backoffice import (
-    CappedPaginator,
-    MerchantFirstAdmin,
-    ObjectAction,
-    admin_url,
-    merchant_name,
-    user_may,
-)
+from accounts.merchantfirst import MerchantFirstAdmin, merchant_name
 from api.currencies import format_amount
-from events.models import Event
-from payments.admin import (
-    AmountForm,
-    CurrencyFilter,
-    PaymentAdmin,
+from backoffice.extensions import AdminExtension, extend_admin
+from backoffice.toolkit import (
+    CappedPaginator,
+    ObjectAction,
     ReadOnlyAdmin,
-    events_table,
-    offered_for,
+    admin_url,
+    user_may,
     utc,
 )
+from events.models import Event
+from payments.admin import AmountForm, CurrencyFilter, events_table, offered_for
 from payments.models import Payment
 from payments.states import Trigger
 from refunds.models import Refund
@@ -166,20 +159,19 @@ def payment_timeline(payment: Payment, *, may_resend: bool):
     )
 
 
-admin.site.unregister(Payment)
+def timeline_context(request, payment: Payment | None) -> dict:
+    may_resend = user_may(request, "events.resend_event")
+    return {"timeline": payment_timeline(payment, may_resend=may_resend) if payment else ""}
 
 
-@admin.register(Payment)
-class PaymentWithRefundsAdmin(PaymentAdmin):
-    inlines = [*PaymentAdmin.inlines, RefundInline]
-    object_actions = (REFUND, *PaymentAdmin.object_actions)
-    # The events table gives way to the timeline, which also has the refunds' events.
-    fields = tuple(field for field in PaymentAdmin.fields if field != "events")
-    change_form_template = "admin/payments/payment/timeline_change_form.html"
-
-    def change_view(self, request, object_id, form_url="", extra_context=None):
-        payment = self.get_object(request, unquote(object_id))
-        may_resend = user_may(request, "events.resend_event")
-        timeline = payment_timeline(payment, may_resend=may_resend) if payment else ""
-        extra_context = {**(extra_context or {}), "timeline": timeline}
-        return super().change_view(request, object_id, form_url, extra_context)
+# The events table gives way to the timeline, which also has the refunds' events.
+extend_admin(
+    Payment,
+    AdminExtension(
+        inlines=(RefundInline,),
+        object_actions=(REFUND,),
+        hidden_fields=("events",),
+        change_form_template="admin/payments/payment/timeline_change_form.html",
+        context=timeline_context,
+    ),
+)

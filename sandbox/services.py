@@ -8,7 +8,7 @@ from django.utils.crypto import salted_hmac
 
 from accounts.models import Merchant
 from api.errors import NotFound, ValidationFailed
-from api.retention import purge_rows
+from infra.retention import purge_rows
 from payments.models import Payment, Token
 from payments.services import payment_complete_action
 from sandbox.cards import CARDS_BY_NUMBER

@@ -21,7 +21,8 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-# The pool's max may not be below its min (config/settings.py DATABASE_POOL_MIN, default 2).
+# The pool's max may not be below its min (config/settings/database.py DATABASE_POOL_MIN,
+# default 2).
 POOL_MIN = int(os.environ.get("DATABASE_POOL_MIN") or 2)
 
 

@@ -9,7 +9,8 @@ from django.db import connection
 from rest_framework.test import APIClient
 
 from accounts.services import merchant_create
-from api import breaker, ratelimit, requestlog
+from api import ratelimit, requestlog
+from infra import breaker
 from tests.racing import Api
 from tests.sick import HANG, Proxy
 
@@ -136,7 +137,7 @@ def without_redis(settings):
 
 @pytest.fixture(autouse=True)
 def dependencies_presumed_up():
-    """Every test starts with no outage remembered (api/breaker.py) and its own first
+    """Every test starts with no outage remembered (infra/breaker.py) and its own first
     rate-limiter warning."""
     breaker.close_all()
     ratelimit._last_warning[0] = 0.0

@@ -1,4 +1,4 @@
-"""Sick dependencies for tests: the fault-injection suite's proxy (bench/fault_proxy.py) in front
+"""Sick dependencies for tests: the fault-injection suite's proxy (tests/fault_proxy.py) in front
 of the real Redis or PostgreSQL, addressed by URL. It forwards (FORWARD), accepts connections and
 never answers (HANG), or refuses every connection (DOWN, as a restarting server), and counts the
 connections it accepts, so a test proves that a call touched no socket without timing it. A dead
@@ -6,7 +6,7 @@ Redis needs no proxy: a closed port (CLOSED_PORT_URL)."""
 
 from urllib.parse import urlsplit
 
-from bench.fault_proxy import FaultProxy
+from tests.fault_proxy import FaultProxy
 
 CLOSED_PORT_URL = "redis://127.0.0.1:1/0"  # nothing listens on port 1
 FORWARD, HANG, DOWN = "pass", "hang", "refuse"

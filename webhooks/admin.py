@@ -5,21 +5,19 @@ from django.contrib import admin
 from django.db.models import OuterRef, Q, Subquery
 from django.utils.html import format_html
 
-from accounts.backoffice import (
+from accounts.merchantfirst import MerchantFilter, MerchantFirstAdmin, merchant_name
+from accounts.models import Merchant
+from api.errors import ProcessingFailed
+from backoffice.toolkit import (
     CappedPaginator,
     FixedChoicesFilter,
-    MerchantFilter,
-    MerchantFirstAdmin,
     ObjectAction,
-    ObjectActionsAdmin,
+    ReadOnlyAdmin,
     admin_url,
     confirmed_action,
-    merchant_name,
     user_may,
     utc,
 )
-from accounts.models import Merchant
-from api.errors import ProcessingFailed
 from events.catalogue import EVENT_TYPES
 from events.models import Event
 from webhooks.models import Attempt, DeadLetter, Delivery, WebhookEndpoint
@@ -42,17 +40,6 @@ ATTEMPT_FIELDS = (
     "next_retry_at",
     "attempted_at",
 )
-
-
-class ReadOnlyAdmin(ObjectActionsAdmin):
-    def has_add_permission(self, request, obj=None):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False  # attempt history is kept (spec "Retries and dead letter" 5)
 
 
 class AttemptInline(admin.TabularInline):

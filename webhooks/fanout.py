@@ -6,9 +6,9 @@ from django.db import transaction
 from django.utils import timezone
 
 from api.errors import ProcessingFailed
-from api.rows import insert_rows, instance_values
 from events.catalogue import matches_any
 from events.models import Event
+from infra.rows import insert_rows, instance_values
 from webhooks import statements
 from webhooks.bulkhead import ENQUEUED_GRACE, LEASE, STUCK_ENDPOINT_BACKOFF, allot
 from webhooks.models import Delivery, WebhookEndpoint

@@ -10,8 +10,8 @@ from django.conf import settings
 from django.utils import timezone
 
 from api.ids import id_floor
-from api.retention import BATCH_SIZE, delete_in_batches, delete_raw
 from events.models import Event
+from infra.retention import BATCH_SIZE, delete_in_batches, delete_raw
 from webhooks.models import Attempt, Delivery
 
 

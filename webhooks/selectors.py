@@ -7,11 +7,11 @@ from django.db import connection
 from django.db.models import Q
 from django.utils import timezone
 
-from api import revision
 from api.errors import NotFound
 from api.ids import is_id
-from api.rows import Columns, ModelRows
 from events.models import Event
+from infra import revision
+from infra.rows import Columns, ModelRows
 from webhooks.models import Delivery, WebhookEndpoint
 
 DUE_BATCH = 500
@@ -35,7 +35,7 @@ def enabled_endpoint_list(merchant_id: str, livemode: bool) -> list[WebhookEndpo
     change of the merchant in flight and holds off the next until this transaction ends
     (`webhooks_fan_out_revision`, webhooks/migrations/0005), so an event commits either
     before an endpoint change or fanned out with it. The rows are kept in each process under
-    the configuration revision (api/revision.py), read after that wait in the same statement:
+    the configuration revision (infra/revision.py), read after that wait in the same statement:
     most merchants have no endpoint, and their payments then read nothing more."""
     key = (merchant_id, livemode)
     locked = revision.read("SELECT webhooks_fan_out_revision(%s)", [merchant_id])

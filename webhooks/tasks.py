@@ -8,7 +8,7 @@ from django.db import InterfaceError
 from django.db import OperationalError as DatabaseUnreachable
 from kombu.exceptions import OperationalError
 
-from api.breaker import Unavailable, breaker
+from infra.breaker import Unavailable, breaker
 from webhooks.attempts import deliveries_drain, delivery_run
 from webhooks.bulkhead import ENQUEUED_GRACE
 from webhooks.claims import (

@@ -1,11 +1,11 @@
 """Every committed change to a key or a merchant sets the configuration revision in its own
-transaction (api/revision.py, accounts/keycache.py), whatever made it: a service, the admin,
+transaction (infra/revision.py, accounts/keycache.py), whatever made it: a service, the admin,
 `QuerySet.update()`, SQL by hand. Recording a key's use (`last_used_at` alone) does not:
 nothing decides on it."""
 
 from django.db import migrations
 
-from api.schema import on_postgresql
+from infra.schema import on_postgresql
 
 FORWARDS = """
 CREATE TRIGGER config_revision AFTER INSERT OR DELETE ON accounts_merchant

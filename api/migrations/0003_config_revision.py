@@ -1,4 +1,4 @@
-"""The configuration revision (api/revision.py): one row, set by a trigger in the transaction of
+"""The configuration revision (infra/revision.py): one row, set by a trigger in the transaction of
 every change to what processes cache, so it commits with the change or not at all.
 
 No model: `flush` (TransactionTestCase) empties every model's table, and a revision that went
@@ -7,7 +7,7 @@ back could match an entry stored before. PostgreSQL only: elsewhere nothing is c
 
 from django.db import migrations
 
-from api.schema import on_postgresql
+from infra.schema import on_postgresql
 
 FORWARDS = """
 CREATE TABLE api_config_revision (

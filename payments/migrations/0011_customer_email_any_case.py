@@ -2,7 +2,7 @@ import django.db.models.fields.json
 import django.db.models.functions.text
 from django.db import migrations, models
 
-from api.schema import AddIndexConcurrently
+from infra.schema import AddIndexConcurrently
 
 
 class Migration(migrations.Migration):

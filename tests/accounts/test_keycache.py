@@ -1,5 +1,5 @@
 """The per-process cache of the API-key lookup (accounts/keycache.py): a hit runs one query (the
-configuration revision's read, api/revision.py), every change is seen by the next request
+configuration revision's read, infra/revision.py), every change is seen by the next request
 whatever wrote it, and Redis, up, down or hung, changes none of it.
 
 A test's transaction is never committed; the revision a change sets in it is seen by the test's
@@ -18,7 +18,7 @@ from django.utils import timezone
 from accounts import keycache, keys
 from accounts.models import ApiKey
 from accounts.services import api_key_find, api_key_revoke
-from api import revision
+from infra import revision
 from tests.accounts.test_authentication import assert_error
 from tests.conftest import key_client, redis_cache_at
 from tests.payments.support import APPROVED, create, error_of

@@ -1,6 +1,6 @@
 """A retry never gets a different answer than the work that committed (docs/request-safety.md
 "Idempotency keys"): the process is killed at each step of an idempotent payment request
-(api.failpoints), the key's release failing too (a database drop), and the retry after the
+(infra.failpoints), the key's release failing too (a database drop), and the retry after the
 lease gets the original answer or runs the request exactly once, on PostgreSQL."""
 
 import datetime
@@ -10,10 +10,11 @@ from django.conf import settings
 from django.db import OperationalError
 from django.utils import timezone
 
-from api import failpoints, idempotency
-from api.failpoints import armed
+from api import idempotency
 from api.models import IdempotencyRecord
 from events.models import Event
+from infra import failpoints
+from infra.failpoints import armed
 from payments.models import Operation, Payment, Token
 from refunds.models import Refund
 from tests.e2e.processes import wait_for
@@ -169,7 +170,7 @@ def test_a_key_whose_release_met_the_database_down_is_free_once_it_returns(
     api, connector, settings
 ):
     """A request fails on a database outage (5xx) and its release fails with it: the release
-    is retried in the background (api/deferred.py), so the key is free as soon as the
+    is retried in the background (infra/deferred.py), so the key is free as soon as the
     database is back, not a lease later."""
     settings.DEPENDENCY_RETRY_SECONDS = 0.05
     body = payment_body(tokenize(api))

@@ -21,7 +21,8 @@ CVC = "7391"
 
 @pytest.fixture
 def console():
-    """What the configured log handler (config/settings.py LOGGING) writes, as text."""
+    """What the configured log handler (config/settings/observability.py LOGGING) writes, as
+    text."""
     (handler,) = [
         handler
         for handler in logging.getLogger().handlers

@@ -1,4 +1,4 @@
-"""The fault-injection suite's TCP proxy (bench/fault_proxy.py), on real loopback sockets: what
+"""The fault-injection suite's TCP proxy (tests/fault_proxy.py), on real loopback sockets: what
 each mode does to the connections the service holds and opens."""
 
 import socket
@@ -6,7 +6,7 @@ import threading
 
 import pytest
 
-from bench.fault_proxy import FaultProxy
+from tests.fault_proxy import FaultProxy
 
 SHORT = 0.3  # how long "no answer" is watched for: the proxy holds bytes, it never delays them
 

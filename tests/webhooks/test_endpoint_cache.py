@@ -1,5 +1,5 @@
 """The fan-out's endpoint list, cached per process under the configuration revision
-(webhooks.selectors.enabled_endpoint_list, api/revision.py): a payment of a merchant seen
+(webhooks.selectors.enabled_endpoint_list, infra/revision.py): a payment of a merchant seen
 before reads no endpoint, only the revision (after its merchant's lock), every endpoint change
 is seen by the next fan-out whatever wrote it, and Redis, up, down or hung, changes none of it.
 
@@ -15,7 +15,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from api import revision
+from infra import revision
 from tests.conftest import redis_cache_at
 from tests.payments.support import payment_body, tokenize
 from tests.sick import FORWARD

@@ -1,5 +1,5 @@
 """The after-commit nudge with the broker sick: it fails within REDIS_TIMEOUT (hung) or at once
-(down, or known to be down: api/breaker.py), never holds the request, and leaves its
+(down, or known to be down: infra/breaker.py), never holds the request, and leaves its
 deliveries due for the next beat tick rather than "in the broker" for ENQUEUED_GRACE
 (docs/dependencies.md). A hung broker is a proxy in front of the test Redis that accepts and
 never answers (tests/sick.py); a dead one a closed port."""

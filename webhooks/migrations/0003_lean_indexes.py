@@ -3,7 +3,7 @@
 import django.db.models.deletion
 from django.db import migrations, models
 
-from api.schema import drop_pattern_indexes
+from infra.schema import drop_pattern_indexes
 
 
 class Migration(migrations.Migration):

@@ -1,7 +1,7 @@
 """Endpoint changes and the fan-out, ordered per merchant (docs/webhooks.md "Fan-out").
 
 An endpoint change (any row written: create, save, soft or hard delete) first locks its
-merchant's row FOR UPDATE, then sets the configuration revision (api/revision.py) in its own
+merchant's row FOR UPDATE, then sets the configuration revision (infra/revision.py) in its own
 transaction. The fan-out of a transaction that writes events calls `webhooks_fan_out_revision`,
 which takes the merchant's row FOR KEY SHARE (waiting for an endpoint change in flight, and
 making the next one wait until this transaction ends), then reads the revision in a snapshot
@@ -11,7 +11,7 @@ commits either before an endpoint change or with a fan-out that saw it.
 
 from django.db import migrations
 
-from api.schema import on_postgresql
+from infra.schema import on_postgresql
 
 FORWARDS = """
 CREATE FUNCTION webhooks_endpoint_changed() RETURNS trigger LANGUAGE plpgsql AS $$

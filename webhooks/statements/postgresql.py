@@ -2,7 +2,7 @@
 one hand-written statement: a claim is a data-modifying WITH returning the delivery with its
 event and endpoint, the next claim takes its row with FOR UPDATE SKIP LOCKED (threads
 claiming at once take different rows instead of queueing), the record is one atomic write.
-`api.rows` turns the rows into model instances as the ORM would, and names every table and
+`infra.rows` turns the rows into model instances as the ORM would, and names every table and
 column from the models' metadata. The lifecycle conditions are DeliveryQuerySet's, written
 here once each as SQL."""
 
@@ -11,8 +11,8 @@ from functools import cache
 from django.conf import settings
 from django.db import connection
 
-from api.rows import Columns, ModelRows, insert_sql, instance_values, mark_stored
 from events.models import Event
+from infra.rows import Columns, ModelRows, insert_sql, instance_values, mark_stored
 from webhooks.bulkhead import (
     MAX_IN_FLIGHT_PER_ENDPOINT,
     Load,

@@ -6,7 +6,7 @@ from django.db import DatabaseError
 
 class ChangeCommand(BaseCommand):
     """A command whose change is one transaction. The change and the configuration revision
-    that makes every process act on it commit together (api/revision.py), so once it has
+    that makes every process act on it commit together (infra/revision.py), so once it has
     committed nothing is left to propagate. A database failure is said in one line on stderr,
     with exit status 1, never a traceback; `failed` says what was not done and what to do."""
 

@@ -15,7 +15,7 @@ import time
 
 from django.conf import settings
 
-log = logging.getLogger("api.breaker")
+log = logging.getLogger("infra.breaker")
 
 
 class Unavailable(Exception):

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from django.conf import settings
 from django.db import DatabaseError, connection
 
-log = logging.getLogger("api.deferred")
+log = logging.getLogger("infra.deferred")
 
 
 class DeferredWrites:

@@ -1,4 +1,4 @@
-"""api.rows: hand-written SQL must give back exactly what the ORM would."""
+"""infra.rows: hand-written SQL must give back exactly what the ORM would."""
 
 import datetime
 
@@ -9,8 +9,8 @@ from django.utils import timezone
 
 from accounts.models import ApiKey, Merchant
 from api.ids import new_id
-from api.rows import ModelRows, insert_instances, insert_instances_if, insert_rows
 from events.models import Event
+from infra.rows import ModelRows, insert_instances, insert_instances_if, insert_rows
 
 pytestmark = pytest.mark.django_db
 

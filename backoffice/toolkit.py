@@ -1,32 +1,26 @@
-"""What every back-office action shares (docs/back-office.md): a permission of its own, an
-intermediate confirmation page (typed confirmation when live-mode objects are touched), and an
-admin log entry per object. Lives in the lowest room with an admin so every room can use it."""
+"""What every room's admin pages share (docs/back-office.md): lists that never count or scan a
+big table, and actions with a permission of their own, an intermediate confirmation page (typed
+confirmation when live-mode objects are touched) and an admin log entry per object. Lives in
+the back office's own room, below every room with an admin, so each can use it (the merchant
+filter, which needs the Merchant model, is accounts.merchantfirst)."""
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import partial
+from functools import cache, partial
 
 from django import forms
+from django.conf import settings
 from django.contrib import admin
-from django.contrib.admin.options import IS_POPUP_VAR, TO_FIELD_VAR
 from django.contrib.admin.utils import quote, unquote
-from django.contrib.admin.views.main import (
-    ALL_VAR,
-    ERROR_FLAG,
-    IS_FACETS_VAR,
-    ORDER_VAR,
-    PAGE_VAR,
-    SEARCH_VAR,
-)
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
-from django.http import Http404, HttpResponseBadRequest
+from django.http import Http404
 from django.shortcuts import redirect
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
+from django.utils.module_loading import import_string
 
-from accounts.models import Merchant
-from api.errors import ServiceError
+from backoffice.extensions import ExtensibleAdmin
 
 COUNT_CAP = 10_000  # rows a big list counts at most; past it, narrow with search or filters
 CONFIRMED = "confirmed"  # the field the confirmation page posts back
@@ -55,62 +49,6 @@ class FixedChoicesFilter(admin.SimpleListFilter):
     def queryset(self, request, queryset):
         value = self.value()
         return queryset.filter(**{self.parameter_name: value}) if value else queryset
-
-
-MERCHANT_PARAMETER = "merchant"
-# A changelist's query parameters that are not filters (search, page, ordering, popups...).
-NOT_FILTERS = {ALL_VAR, ORDER_VAR, PAGE_VAR, SEARCH_VAR, ERROR_FLAG, IS_POPUP_VAR, TO_FIELD_VAR}
-NOT_FILTERS |= {IS_FACETS_VAR}
-
-
-class MerchantFilter(admin.SimpleListFilter):
-    """Merchants listed from their own (small) table, never a DISTINCT over a big one."""
-
-    title = parameter_name = MERCHANT_PARAMETER
-    field = "merchant_id"  # the list's path to its merchant
-
-    def lookups(self, request, model_admin):
-        return [(m.id, f"{m.name} ({m.id})") for m in Merchant.objects.order_by("name")[:200]]
-
-    def queryset(self, request, queryset):
-        value = self.value()
-        return queryset.filter(**{self.field: value}) if value else queryset
-
-
-class MerchantFirstAdmin(admin.ModelAdmin):
-    """A list over a big table (payments, refunds, events, deliveries) offers its filters
-    only once a merchant is chosen (or another parameter of `scoped_by`, each naming one
-    merchant's rows): a filter then reads that merchant's rows through the (merchant, livemode,
-    ...) indexes the API's lists use, never every merchant's (docs/back-office.md "Finding").
-    A filter typed into the URL without one is refused (400), as Django refuses any lookup
-    that is not a list filter."""
-
-    merchant_filter: type[admin.SimpleListFilter] = MerchantFilter
-    scoped_by: tuple[str, ...] = (MERCHANT_PARAMETER,)
-
-    def get_list_filter(self, request):
-        if self._scoped(request):
-            return (self.merchant_filter, *self.list_filter)
-        return (self.merchant_filter, *(f for f in self.list_filter if self._scopes(f)))
-
-    def changelist_view(self, request, extra_context=None):
-        # Django applies any lookup on a local field (currency=jpy) even when not offered.
-        if not self._scoped(request) and set(request.GET) - NOT_FILTERS - set(self.scoped_by):
-            return HttpResponseBadRequest("Choose a merchant first: filters narrow one merchant.")
-        return super().changelist_view(request, extra_context)
-
-    def _scoped(self, request) -> bool:
-        return any(request.GET.get(name) for name in self.scoped_by)
-
-    def _scopes(self, list_filter) -> bool:
-        return getattr(list_filter, "parameter_name", None) in self.scoped_by
-
-
-@admin.display(description="merchant", ordering="merchant__name")
-def merchant_name(obj) -> str:
-    """The merchant's name alone in a list (its id is in the merchant filter and on the page):
-    "name (mch_…)" took 300 px of a list that must fit 1,280."""
-    return obj.merchant.name
 
 
 def utc(moment) -> str:
@@ -224,7 +162,14 @@ class ObjectAction:
     offered: Callable = lambda obj: True  # whether the object's state allows it at all
 
 
-class ObjectActionsAdmin(GuardedActionsAdmin):
+@cache
+def refusals() -> tuple[type[Exception], ...]:
+    """The exceptions a service refuses with (settings BACKOFFICE_REFUSALS: the API's
+    ServiceError, which this room may not import); each has a `code` and a `message`."""
+    return tuple(import_string(name) for name in settings.BACKOFFICE_REFUSALS)
+
+
+class ObjectActionsAdmin(GuardedActionsAdmin, ExtensibleAdmin):
     """Adds `object_actions` to the object's page, each permission-checked (403), confirmed,
     and written to the admin log; a service's refusal is shown on the confirmation page."""
 
@@ -238,9 +183,12 @@ class ObjectActionsAdmin(GuardedActionsAdmin):
                 self.admin_site.admin_view(partial(self.object_action_view, action=action)),
                 name=self._action_url_name(action),
             )
-            for action in self.object_actions
+            for action in self.all_object_actions()
         ]
         return own + super().get_urls()
+
+    def all_object_actions(self) -> tuple[ObjectAction, ...]:
+        return (*self.extended("object_actions"), *self.object_actions)
 
     def _action_url_name(self, action: ObjectAction) -> str:
         return f"{self.opts.app_label}_{self.opts.model_name}_{action.name}"
@@ -249,7 +197,7 @@ class ObjectActionsAdmin(GuardedActionsAdmin):
         obj = self.get_object(request, unquote(object_id))
         buttons = [
             (action, admin_url(self._action_url_name(action), obj.pk))
-            for action in self.object_actions
+            for action in self.all_object_actions()
             if obj is not None and user_may(request, action.permission) and action.offered(obj)
         ]
         extra_context = {**(extra_context or {}), "object_action_buttons": buttons}
@@ -266,7 +214,7 @@ class ObjectActionsAdmin(GuardedActionsAdmin):
         if form.is_valid():
             try:
                 message = action.perform(request, obj, form.cleaned_data)
-            except ServiceError as refused:
+            except refusals() as refused:
                 form.add_error(None, f"Refused ({refused.code}): {refused.message}")
             else:
                 self.log_change(request, obj, message)
@@ -283,3 +231,17 @@ class ObjectActionsAdmin(GuardedActionsAdmin):
             "form": form,
         }
         return TemplateResponse(request, "admin/confirm_object_action.html", context)
+
+
+class ReadOnlyAdmin(ObjectActionsAdmin):
+    """Nothing added, changed or deleted by hand: changes go through the rooms' services, from
+    the page's actions (and an attempt's history is kept: spec "Retries and dead letter" 5)."""
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False

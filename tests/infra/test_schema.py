@@ -1,11 +1,11 @@
-"""The indexes on the tables every payment writes (api.schema, docs/payments.md "Benchmark")."""
+"""The indexes on the tables every payment writes (infra.schema, docs/payments.md "Benchmark")."""
 
 from importlib import import_module
 
 import pytest
 from django.db import connection
 
-from api.schema import AddIndexConcurrently
+from infra.schema import AddIndexConcurrently
 
 HOT_TABLES = [
     "payments_payment",

@@ -1,12 +1,12 @@
 """The redis-py client behind Django's Redis cache, for what the cache API cannot say: a Lua
 script (api.ratelimit), a read that must not go to a replica (accounts.keycache); and the
-circuit breaker of its server (api.breaker), which every use in the request path goes through."""
+circuit breaker of its server (infra.breaker), which every use in the request path goes through."""
 
 from django.core.cache.backends.redis import RedisCache
 from redis import Redis
 from redis.exceptions import ConnectionError, TimeoutError
 
-from api.breaker import Breaker, breaker
+from infra.breaker import Breaker, breaker
 
 _clients: dict = {}  # connection pool -> client
 _breakers: dict = {}  # client -> its server's breaker

@@ -1,8 +1,8 @@
-"""Writes retried in the background (api/deferred.py): until they succeed, or their deadline."""
+"""Writes retried in the background (infra/deferred.py): until they succeed, or their deadline."""
 
 from django.db import OperationalError
 
-from api.deferred import DeferredWrites
+from infra.deferred import DeferredWrites
 from tests.e2e.processes import wait_for
 
 

@@ -1,5 +1,6 @@
-"""A TCP proxy on loopback that the fault-injection suite (bench/faults.py) puts between the
-service and PostgreSQL or Redis, so it can break the link without touching the shared servers.
+"""A TCP proxy on loopback that the tests (tests/sick.py) and the fault-injection suite
+(bench/faults.py) put between the service and PostgreSQL or Redis, so they can break the link
+without touching the shared servers.
 
 Modes:
 - `pass`: bytes flow both ways;

@@ -1,4 +1,4 @@
-"""The configuration revision (api/revision.py): a row in PostgreSQL that every change to cached
+"""The configuration revision (infra/revision.py): a row in PostgreSQL that every change to cached
 configuration sets in its own transaction (triggers, whatever wrote the change), read at every
 lookup without touching Redis; and the per-process cache kept under it.
 
@@ -14,8 +14,8 @@ from django.utils import timezone
 
 from accounts.models import ApiKey, Merchant
 from accounts.services import api_key_revoke, merchant_create
-from api import revision
-from api.revision import RevisionCache
+from infra import revision
+from infra.revision import RevisionCache
 from tests.conftest import redis_cache_at
 
 pytestmark = pytest.mark.postgres

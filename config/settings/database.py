@@ -1,0 +1,51 @@
+"""The database: a URL, PostgreSQL's binding, preparing and pool options, or the embedded
+SQLite defaults (docs/operations.md)."""
+
+from urllib.parse import unquote
+
+from config.settings.base import VAR_DIR, env
+
+# --- database --------------------------------------------------------------------------------
+DATABASES = {
+    "default": env.db_url("DATABASE_URL", default=f"sqlite:///{VAR_DIR / 'db.sqlite3'}"),
+}
+# A Unix-socket directory is written percent-encoded in the URL, as libpq reads it
+# (postgres://user@%2Fvar%2Frun%2Fpostgresql/name); django-environ leaves it encoded.
+DATABASES["default"]["HOST"] = unquote(DATABASES["default"].get("HOST", ""))
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    # Writers take the lock when the transaction begins, so concurrent requests queue for it
+    # instead of failing with "database is locked" half-way through.
+    DATABASES["default"]["OPTIONS"] = {
+        "transaction_mode": "IMMEDIATE",
+        "timeout": 30,
+        "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+    }
+else:
+    options = DATABASES["default"].setdefault("OPTIONS", {})
+    # Parameters bound by the server, and statements a connection runs often prepared (after
+    # 5 runs): no parse and plan per statement, no quoting in Python (docs/payments.md
+    # "Performance"). Off for a pooler that cannot keep prepared statements (PgBouncer in
+    # transaction mode).
+    options["server_side_binding"] = env.bool("DATABASE_SERVER_SIDE_BINDING", default=True)
+    # Django leaves psycopg's preparing off unless OPTIONS asks for it, so until 2026-11-23
+    # nothing was prepared (~1 ms of PostgreSQL CPU a payment: docs/payments.md "Benchmark").
+    options["prepare_threshold"] = 5 if options["server_side_binding"] else None
+    if options["server_side_binding"]:
+        # A prepared statement's generic plan is made without the merchant id: a small
+        # merchant's filtered list then walks a big merchant's rows (docs/data.md "Reads at
+        # scale"). Each execution is planned for its own parameters; the parse stays saved.
+        # Appended to any options the URL carries; not sent to a pooler (binding off there).
+        startup = options.get("options", "")
+        options["options"] = f"{startup} -c plan_cache_mode=force_custom_plan".strip()
+    if env.bool("DATABASE_POOL", default=True):
+        DATABASES["default"]["CONN_MAX_AGE"] = 0  # the pool owns connection lifetime
+        options["pool"] = {
+            "min_size": env.int("DATABASE_POOL_MIN", default=2),
+            "max_size": env.int("DATABASE_POOL_MAX", default=16),
+            "timeout": 10,
+        }
+        # With the pool, Django 5.2 has psycopg_pool check each connection as it hands it out
+        # (ConnectionPool.check_connection: one empty query): after a server restart the
+        # pool's connections are dead, and a request must not get one.
+        DATABASES["default"]["CONN_HEALTH_CHECKS"] = env.bool("DATABASE_POOL_CHECK", default=True)
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"

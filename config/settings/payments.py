@@ -1,0 +1,82 @@
+"""Payments, the sandbox and refunds: connectors, limits, operations and their beat tasks
+(docs/payments.md, docs/sandbox.md, docs/refunds.md)."""
+
+import datetime
+
+from django.core.exceptions import ImproperlyConfigured
+
+from config.settings.base import env
+from config.settings.broker import CELERY_BEAT_SCHEDULE
+
+# --- payments --------------------------------------------------------------------------------
+# Connector per mode (payments.connectors). Test keys go to the simulator; with no live
+# connector configured a live payment is 422 no_route.
+PAYMENT_CONNECTORS: dict[str, str] = {"test": "sandbox.simulator.SimulatorConnector"}
+# Per-transaction limit, in minor units of the payment's currency, for merchants whose own
+# `transaction_limit` is empty (docs/methods.md "Per-account transaction limit").
+PAYMENT_TRANSACTION_LIMIT = env.int("PAYMENT_TRANSACTION_LIMIT", default=100_000_000)
+# How old a `started` connector operation must be before beat takes it for abandoned by its
+# process and asks the connector again (longer than any connector call takes).
+OPERATION_RECOVERY_SECONDS = env.int("OPERATION_RECOVERY_SECONDS", default=60)
+# Finished operations are deleted this long after they started (docs/data.md "Retention"); the
+# 24-hour idempotency replay window (a retry resumes its operation) is the floor.
+OPERATION_RETENTION = datetime.timedelta(days=env.float("OPERATION_RETENTION_DAYS", default=7))
+if OPERATION_RETENTION < datetime.timedelta(days=2):
+    raise ImproperlyConfigured("OPERATION_RETENTION_DAYS must be at least 2.")
+if not 0 < PAYMENT_TRANSACTION_LIMIT < 2**53:
+    raise ImproperlyConfigured("PAYMENT_TRANSACTION_LIMIT must be a positive integer below 2^53.")
+CELERY_BEAT_SCHEDULE.update(
+    {
+        # `expires` a bit under the interval: a run that could not start in time is dropped.
+        "payments-resolve-due": {
+            "task": "payments.tasks.resolve_due_payments",
+            "schedule": 10.0,
+            "options": {"expires": 9},
+        },
+        "payments-expire-due": {
+            "task": "payments.tasks.expire_due_payments",
+            "schedule": 60.0,
+            "options": {"expires": 55},
+        },
+        # Connector operations left `started` by a process that died (docs/payments.md
+        # "Connector operations").
+        "payments-recover-operations": {
+            "task": "payments.tasks.recover_operations",
+            "schedule": 30.0,
+            "options": {"expires": 25},
+        },
+        "payments-purge-finished-operations": {
+            "task": "payments.tasks.purge_finished_operations",
+            "schedule": 3600.0,
+            "options": {"expires": 3300},
+        },
+        "payments-purge-unused-tokens": {
+            "task": "payments.tasks.purge_unused_tokens",
+            "schedule": 3600.0,
+            "options": {"expires": 3300},
+        },
+    }
+)
+# Simulated issuer waits (`_svc_test_latency_ms`) one merchant may have at once; one more is
+# 429 (docs/payments.md "Simulated latency").
+SANDBOX_LATENCY_CONCURRENCY = env.int("SANDBOX_LATENCY_CONCURRENCY", default=2)
+# Units of the merchant's test-mode budget (API_CONCURRENCY_LIMITS) a wait holds beyond its
+# request's own (docs/request-safety.md "Budgets").
+SANDBOX_LATENCY_COST = env.int("SANDBOX_LATENCY_COST", default=2)
+CELERY_BEAT_SCHEDULE["sandbox-purge-challenge-sessions"] = {
+    "task": "sandbox.tasks.purge_old_challenge_sessions",
+    "schedule": 3600.0,
+    "options": {"expires": 3300},
+}
+
+# --- refunds ---------------------------------------------------------------------------------
+CELERY_BEAT_SCHEDULE["refunds-resolve-due"] = {
+    "task": "refunds.tasks.resolve_due_refunds",
+    "schedule": 10.0,
+    "options": {"expires": 9},
+}
+CELERY_BEAT_SCHEDULE["refunds-recover-operations"] = {
+    "task": "refunds.tasks.recover_refund_operations",
+    "schedule": 30.0,
+    "options": {"expires": 25},
+}

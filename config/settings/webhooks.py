@@ -1,0 +1,60 @@
+"""Events' fan-out and webhook delivery (docs/webhooks.md)."""
+
+import datetime
+import ipaddress
+
+from django.core.exceptions import ImproperlyConfigured
+
+from config.settings.base import env
+from config.settings.broker import CELERY_BEAT_SCHEDULE
+
+# Called by events.emit() inside the transaction that writes events (docs/webhooks.md).
+EVENT_FAN_OUT_HOOKS: list[str] = ["webhooks.services.fan_out_in_transaction"]
+
+# --- webhooks (docs/webhooks.md) -------------------------------------------------------------
+# CIDRs exempt from the private-address rule (local receivers); a malformed one fails loudly.
+WEBHOOK_ALLOWED_NETWORKS = [
+    ipaddress.ip_network(cidr, strict=False)
+    for cidr in env.list("WEBHOOK_ALLOWED_NETWORKS", default=[])
+]
+WEBHOOK_CA_BUNDLE = env.str("WEBHOOK_CA_BUNDLE", default="") or None  # None: system CAs
+# Fernet keys for webhook secrets at rest, newest first; empty: derived from SECRET_KEY.
+WEBHOOK_ENCRYPTION_KEYS = env.list("WEBHOOK_ENCRYPTION_KEYS", default=[])
+# Events (with their deliveries and attempts) are deleted this long after their creation
+# (docs/data.md "Retention"); the 72-hour retry window is the floor.
+EVENT_RETENTION = datetime.timedelta(days=env.float("EVENT_RETENTION_DAYS", default=30))
+if EVENT_RETENTION < datetime.timedelta(hours=72):
+    raise ImproperlyConfigured("EVENT_RETENTION_DAYS must be at least 3 (the retry window).")
+CELERY_TASK_ROUTES = {
+    # Housekeeping takes no delivery thread: an exact name wins over the pattern.
+    "webhooks.tasks.purge_old_events": {"queue": "celery"},
+    "webhooks.tasks.*": {"queue": "webhooks"},
+}
+# One merchant's endpoints of one mode (an account) may have at most this many attempts in
+# flight at once, fleet-wide: with the Procfile's 16 threads per mode, a merchant whose
+# endpoints all hang keeps a quarter of them free for everyone else (docs/webhooks.md
+# "Fairness between merchants").
+WEBHOOK_MAX_IN_FLIGHT_PER_ACCOUNT = env.int("WEBHOOK_MAX_IN_FLIGHT_PER_ACCOUNT", default=12)
+if WEBHOOK_MAX_IN_FLIGHT_PER_ACCOUNT < 1:
+    raise ImproperlyConfigured("WEBHOOK_MAX_IN_FLIGHT_PER_ACCOUNT must be at least 1.")
+CELERY_BEAT_SCHEDULE.update(
+    {
+        # Due first attempts and retries (rows with next_attempt_at), and expired leases.
+        "webhooks-deliver-due": {
+            "task": "webhooks.tasks.deliver_due",
+            "schedule": 1.0,
+            "options": {"expires": 0.9},
+        },
+        "webhooks-purge-old-events": {
+            "task": "webhooks.tasks.purge_old_events",
+            "schedule": 3600.0,
+            "options": {"expires": 3300},
+        },
+        # Events whose after-commit nudge was lost (spec "Retries and dead letter" 3).
+        "webhooks-sweep": {
+            "task": "webhooks.tasks.sweep_undispatched",
+            "schedule": 300.0,
+            "options": {"expires": 290.0},
+        },
+    }
+)
