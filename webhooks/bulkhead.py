@@ -5,9 +5,8 @@ webhooks/statements."""
 import datetime
 from typing import NamedTuple
 
-from webhooks.streaks import Streak
-
 from webhooks import transport
+from webhooks.streaks import Streak
 
 # Longer than one attempt can take (URL check + the 10 s deadline), so a live attempt is never
 # taken over; short enough that a crashed worker's delivery is retried within about a minute.

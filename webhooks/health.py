@@ -117,9 +117,7 @@ def _rates(endpoint_ids: list[str], now) -> dict[str, dict]:
     )
     by_endpoint = {row["endpoint_id"]: row for row in rows}
     return {
-        endpoint_id: {
-            name: _rate(by_endpoint.get(endpoint_id, {}), name) for name in WINDOWS
-        }
+        endpoint_id: {name: _rate(by_endpoint.get(endpoint_id, {}), name) for name in WINDOWS}
         for endpoint_id in endpoint_ids
     }
 

@@ -217,6 +217,9 @@ class EndpointHealth(models.Model):
             )
         ]
 
+    def __str__(self):
+        return f"{self.endpoint_id}: {self.consecutive_failures} failures in a row"
+
 
 class HealthBucket(models.Model):
     """Attempts of one endpoint in one BUCKET-long slice of time: the success rates over the
@@ -234,6 +237,9 @@ class HealthBucket(models.Model):
             models.UniqueConstraint(fields=["endpoint", "starts"], name="one_bucket_per_slice")
         ]
         indexes = [models.Index(fields=["starts"], name="health_bucket_starts")]
+
+    def __str__(self):
+        return f"{self.endpoint_id} {self.starts}: {self.delivered}/{self.delivered + self.failed}"
 
 
 class StatusChange(models.Model):

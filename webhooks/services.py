@@ -30,7 +30,7 @@ from webhooks.fanout import (
 )
 from webhooks.lifecycle import health_reset, lock_endpoint, status_changed
 from webhooks.models import Delivery, StatusChange, WebhookEndpoint
-from webhooks.selectors import endpoints_of, enabled_endpoints, recoverable_deliveries
+from webhooks.selectors import enabled_endpoints, endpoints_of, recoverable_deliveries
 from webhooks.tasks import enqueue_deliveries
 from webhooks.urlguard import check_url
 

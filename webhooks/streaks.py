@@ -28,7 +28,10 @@ class Streak(NamedTuple):
 
 def verdict(streak: Streak, now: datetime.datetime) -> str | None:
     """WARN (once a streak), DISABLE (after the warning's notice), or None."""
-    if streak.failing_since is None or streak.consecutive_failures < settings.WEBHOOK_HEALTH_MIN_FAILURES:
+    if (
+        streak.failing_since is None
+        or streak.consecutive_failures < settings.WEBHOOK_HEALTH_MIN_FAILURES
+    ):
         return None
     failing_for = now - streak.failing_since
     if streak.warned_at is None:

@@ -17,9 +17,9 @@ from webhooks.bulkhead import (
 )
 from webhooks.health import bucket_start
 from webhooks.models import Attempt, Delivery, EndpointHealth, HealthBucket
-from webhooks.streaks import Streak
 from webhooks.services import endpoint_create
 from webhooks.statements import portable, postgresql
+from webhooks.streaks import Streak
 
 pytestmark = pytest.mark.django_db
 URL = "https://93.184.215.14/hooks"  # a public address: no DNS, and nothing is sent to it
@@ -214,7 +214,9 @@ def test_record_keeps_the_endpoints_health_counters(backend, new_delivery, new_e
     first, second, third = (new_delivery(endpoint, claimed_until=now + LEASE) for _ in range(3))
     failed = attempt_of(first, 1, now + SECOND)
     backend.record(failed, Delivery.Status.PENDING, now, now + LEASE)
-    dead = backend.record(attempt_of(second, 1, None), Delivery.Status.DEAD_LETTERED, now, now + LEASE)
+    dead = backend.record(
+        attempt_of(second, 1, None), Delivery.Status.DEAD_LETTERED, now, now + LEASE
+    )
     assert dead.streak == Streak(2, failed.attempted_at, None)
     health = EndpointHealth.objects.get(endpoint=endpoint)
     assert (health.undigested_dead_letters, health.last_failure_http_status) == (1, 500)
