@@ -20,6 +20,13 @@ from webhooks.serializers import (
 )
 
 
+def validated(serializer_class, request) -> dict:
+    """The request body through its input serializer (400 in the envelope otherwise)."""
+    body = serializer_class(data=request.data)
+    body.is_valid(raise_exception=True)
+    return body.validated_data
+
+
 def with_health(endpoint, secret: str | None = None) -> dict:
     (health,) = health_of([endpoint], timezone.now()).values()
     return endpoint_to_dict(endpoint, secret, health)
@@ -38,10 +45,10 @@ class EndpointList(ServiceAPIView):
 
     @openapi.endpoint_create
     def post(self, request):
-        body = EndpointInput(data=request.data)
-        body.is_valid(raise_exception=True)
         created = services.endpoint_create(
-            merchant=request.merchant, livemode=request.livemode, **body.validated_data
+            merchant=request.merchant,
+            livemode=request.livemode,
+            **validated(EndpointInput, request),
         )
         return Response(with_health(created.endpoint, created.secret), status=201)
 
@@ -85,12 +92,11 @@ class EndpointRecover(EndpointView):
 
     @openapi.endpoint_recover
     def post(self, request, endpoint_id):
-        body = RecoverInput(data=request.data)
-        body.is_valid(raise_exception=True)
+        body = validated(RecoverInput, request)
         recovery = services.endpoint_recover(
             endpoint=self.get_endpoint(request, endpoint_id),
-            since=body.validated_data["since"],
-            starting_after=body.validated_data.get("starting_after") or None,
+            since=body["since"],
+            starting_after=body.get("starting_after") or None,
             actor="api",
         )
         return Response(recovery_to_dict(recovery), status=202)
@@ -132,10 +138,9 @@ class EventResend(ServiceAPIView):
 
     @openapi.event_resend
     def post(self, request, event_id):
-        body = ResendInput(data=request.data)
-        body.is_valid(raise_exception=True)
+        body = validated(ResendInput, request)
         event = selectors.event_get(
             merchant=request.merchant, livemode=request.livemode, event_id=event_id
         )
-        services.resend_event(event=event, endpoint_id=body.validated_data.get("endpoint") or None)
+        services.resend_event(event=event, endpoint_id=body.get("endpoint") or None)
         return Response(event_with_attempts(event), status=202)
