@@ -131,15 +131,16 @@ def endpoint_create(
 
 
 def endpoint_delete(*, endpoint: WebhookEndpoint) -> WebhookEndpoint:
-    """Disable and hide. Its waiting deliveries are canceled; one in flight right now finishes
-    and is recorded. Attempt history is kept (spec "Retries and dead letter" 5)."""
+    """Disable and hide. Its waiting (and held) deliveries are canceled; one in flight right
+    now finishes and is recorded. Attempt history is kept (spec "Retries and dead letter" 5)."""
     now = timezone.now()
     with transaction.atomic():
         locked = _lock_endpoint(endpoint)
         if locked.deleted_at is None:
             locked.deleted_at = now
             locked.save(update_fields=["deleted_at"])
-        Delivery.objects.waiting(now).filter(endpoint=locked).update(
+        held = Delivery.objects.filter(endpoint=locked, status=Delivery.Status.HELD)
+        (Delivery.objects.waiting(now).filter(endpoint=locked) | held).update(
             status=Delivery.Status.CANCELED, next_attempt_at=None
         )
     return locked

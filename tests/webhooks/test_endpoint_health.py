@@ -242,3 +242,13 @@ def test_the_digest_runs_on_the_beat_at_the_set_period(settings):
     entry = settings.CELERY_BEAT_SCHEDULE["webhooks-dead-letter-digest"]
     assert entry["task"] == "webhooks.tasks.send_dead_letter_digests"
     assert entry["schedule"] == settings.WEBHOOK_DEAD_LETTER_DIGEST_SECONDS == 3600.0
+
+
+def test_deleting_a_disabled_endpoint_cancels_its_held_deliveries(api, receiver, emit_event):
+    created = create_endpoint(api, receiver)
+    receiver.reply.status = 500
+    (delivery_id,) = attempt_events(emit_event, 1)
+    disable(created["id"])
+    assert api.delete(f"/v1/webhook-endpoints/{created['id']}").status_code == 200
+    assert Delivery.objects.get(pk=delivery_id).status == "canceled"
+    assert api.get(f"/v1/webhook-endpoints/{created['id']}").status_code == 404
