@@ -20,13 +20,12 @@ from backoffice.toolkit import (
 )
 from events.catalogue import EVENT_TYPES
 from events.models import Event
+from webhooks.endpoint_admin import ERROR_SHOWN
 from webhooks.models import Attempt, DeadLetter, Delivery, WebhookEndpoint
 from webhooks.services import requeue_dead_letters, resend_event
 
-HEALTH_WINDOW = 100  # an endpoint's recent attempts its page sums up
 RESPONSE_EXCERPT = 200  # characters of the receiver's answer shown in a list
 URL_SHOWN = 60  # characters of an endpoint's URL in the deliveries list (all of it on hover)
-ERROR_SHOWN = 120  # characters of the last error there
 
 ATTEMPT_FIELDS = (
     "id",
@@ -59,46 +58,6 @@ class AttemptInline(admin.TabularInline):
 
     def has_add_permission(self, request, obj=None):
         return False
-
-
-@admin.register(WebhookEndpoint)
-class WebhookEndpointAdmin(ReadOnlyAdmin):
-    list_display = ("id", "merchant", "livemode", "url", "status", "created", "deleted_at")
-    list_filter = ("livemode", ("deleted_at", admin.EmptyFieldListFilter))
-    search_fields = ("id", "url", "merchant__id", "merchant__name")
-    fields = (
-        "id",
-        "merchant",
-        "livemode",
-        "url",
-        "description",
-        "enabled_events",
-        "secret_last4",
-        "previous_secret_expires_at",
-        "created",
-        "deleted_at",
-        "health",
-    )
-    readonly_fields = ("health",)
-
-    @admin.display(description=f"health (last {HEALTH_WINDOW} attempts)")
-    def health(self, endpoint: WebhookEndpoint):
-        recent = list(
-            Attempt.objects.filter(endpoint=endpoint)
-            .order_by("-attempted_at")
-            .values("status", "error", "http_status", "attempted_at")[:HEALTH_WINDOW]
-        )
-        if not recent:
-            return "no attempt yet"
-        delivered = sum(a["status"] == Attempt.Status.DELIVERED for a in recent)
-        failed = next((a for a in recent if a["status"] != Attempt.Status.DELIVERED), None)
-        last_error = (
-            f"{failed['attempted_at']:%Y-%m-%d %H:%M:%S} UTC: HTTP {failed['http_status']} "
-            f"{failed['error'] or ''}"
-            if failed
-            else "none"
-        )
-        return f"{delivered}/{len(recent)} delivered; last error: {last_error}"
 
 
 @confirmed_action(

@@ -7,11 +7,9 @@ the delivery's next due time are recorded in one statement (webhooks/statements)
 
 import datetime
 import logging
-import smtplib
 import time
 from concurrent.futures import ThreadPoolExecutor
 
-from django.core.mail import send_mail
 from django.utils import timezone
 
 from api.errors import ValidationFailed
@@ -21,6 +19,7 @@ from events.serializers import event_to_dict
 from webhooks import metrics, statements, transport
 from webhooks.claims import delivery_claim, delivery_claim_next
 from webhooks.crypto import UnreadableSecret
+from webhooks.lifecycle import after_failure
 from webhooks.models import Attempt, Delivery, WebhookEndpoint
 from webhooks.signing import active_secrets, signature_header
 from webhooks.urlguard import check_url
@@ -68,7 +67,7 @@ def delivery_attempt(delivery: Delivery) -> Attempt | None:
     """POST the event to the endpoint (no transaction open) and record the attempt.
     The caller holds the lease. None when the endpoint was deleted meanwhile, or when the
     lease ran out and another worker took the delivery over (see `delivery_record`)."""
-    if _canceled_for_deleted_endpoint(delivery):
+    if _set_aside_for_endpoint(delivery):
         return None
     attempted_at = timezone.now()
     outcome = _send(delivery.event, delivery.endpoint, attempted_at)
@@ -82,7 +81,7 @@ def deliveries_attempt_at_once(deliveries: list[Delivery]) -> list[Attempt | Non
     the URL check's 5 s DNS wait plus the attempt's 10 s deadline, not n attempts one after
     another (16 x 15 s overran the 60 s lease, and the worker sent them again), and well
     inside the lease the caller holds on each delivery."""
-    deliveries = [d for d in deliveries if not _canceled_for_deleted_endpoint(d)]
+    deliveries = [d for d in deliveries if not _set_aside_for_endpoint(d)]
     if not deliveries:
         return []
     attempted_at = timezone.now()
@@ -91,11 +90,18 @@ def deliveries_attempt_at_once(deliveries: list[Delivery]) -> list[Attempt | Non
     return [delivery_record(d, o, attempted_at) for d, o in zip(deliveries, outcomes, strict=True)]
 
 
-def _canceled_for_deleted_endpoint(delivery: Delivery) -> bool:
-    if delivery.endpoint.deleted_at is None:
+def _set_aside_for_endpoint(delivery: Delivery) -> bool:
+    """A claimed delivery whose endpoint was deleted is canceled, one whose endpoint was
+    disabled is held (its retry came round after the disabling): nothing is sent."""
+    endpoint = delivery.endpoint
+    if endpoint.deleted_at is not None:
+        status = Delivery.Status.CANCELED
+    elif endpoint.disabled_at is not None:
+        status = Delivery.Status.HELD
+    else:
         return False
     Delivery.objects.filter(pk=delivery.pk).update(
-        status=Delivery.Status.CANCELED, next_attempt_at=None, claimed_until=None
+        status=status, next_attempt_at=None, claimed_until=None, enqueued_until=None
     )
     return True
 
@@ -169,8 +175,8 @@ def delivery_record(delivery: Delivery, outcome: transport.Outcome, attempted_at
             delivery.claimed_until,
         )
         return None
-    if recorded.newly_dead:
-        notify_owner_of_dead_letter(event, delivery.endpoint)
+    if recorded.streak is not None and not outcome.delivered:
+        after_failure(delivery.endpoint, recorded.streak, now)
     metrics.attempt_recorded(delivery, outcome, status, now)
     return attempt
 
@@ -180,23 +186,3 @@ def _storable(text: str | None) -> str | None:
     delivery to be claimed again after every lease: NUL becomes U+FFFD, as undecodable bytes
     do. The body and the error (which may quote the receiver) both come from outside."""
     return None if text is None else text.replace("\x00", "\ufffd")
-
-
-def notify_owner_of_dead_letter(event: Event, endpoint: WebhookEndpoint) -> None:
-    """Email the account owner (spec "Retries and dead letter" 2). Sent after the commit; a
-    mail failure is logged, and the dead letter stays visible in the API and the admin."""
-    mode = "live" if event.livemode else "test"
-    try:
-        send_mail(
-            subject=f"Webhook event {event.id} could not be delivered",
-            message=(
-                f"We could not deliver the {mode}-mode event {event.id} ({event.type}) to your "
-                f"webhook endpoint {endpoint.id} ({endpoint.url}) and have stopped retrying.\n\n"
-                f"See GET /v1/events/{event.id} for every attempt, and resend it with "
-                f"POST /v1/events/{event.id}/resend once the endpoint is fixed."
-            ),
-            from_email=None,
-            recipient_list=[event.merchant.email],
-        )
-    except (smtplib.SMTPException, OSError):
-        log.exception("dead-letter email for %s to merchant %s failed", event.id, event.merchant_id)

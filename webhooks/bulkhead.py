@@ -6,6 +6,7 @@ import datetime
 from typing import NamedTuple
 
 from webhooks import transport
+from webhooks.streaks import Streak
 
 # Longer than one attempt can take (URL check + the 10 s deadline), so a live attempt is never
 # taken over; short enough that a crashed worker's delivery is retried within about a minute.
@@ -47,10 +48,12 @@ class Load(NamedTuple):
 class Recorded(NamedTuple):
     """What recording an attempt did: `stored` is False when the caller's lease on the
     delivery had run out and been taken over (nothing was written: the new holder records its
-    own attempt of that number); `newly_dead` when it dead-lettered the event."""
+    own attempt of that number); `newly_dead` when it dead-lettered the event; `streak`, the
+    endpoint's failure streak as it now stands (webhooks/streaks.py), when stored."""
 
     stored: bool
     newly_dead: bool
+    streak: Streak | None = None
 
 
 def allot(candidates: list[tuple[str, str]], loads: dict[str, Load]) -> list[str]:

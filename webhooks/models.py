@@ -28,6 +28,9 @@ class WebhookEndpoint(models.Model):
     created = models.DateTimeField(default=timezone.now)
     # DELETE disables and hides the endpoint; the row stays so attempt history keeps its endpoint.
     deleted_at = models.DateTimeField(null=True, blank=True)
+    # Disabled after sustained failure (webhooks/health.py): still listed, status `disabled`,
+    # sent nothing until re-enabled (docs/webhooks.md "Endpoint health and recovery").
+    disabled_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         indexes = [
@@ -37,13 +40,17 @@ class WebhookEndpoint(models.Model):
                 name="endpoint_enabled",
             )
         ]
+        permissions = [
+            ("enable_webhookendpoint", "Can re-enable webhook endpoints"),
+            ("recover_webhookendpoint", "Can recover webhook endpoints' failed events"),
+        ]
 
     def __str__(self):
         return f"{self.url} ({self.id})"
 
     @property
     def status(self) -> str:
-        return "enabled" if self.deleted_at is None else "disabled"
+        return "enabled" if self.deleted_at is None and self.disabled_at is None else "disabled"
 
 
 class DeliveryQuerySet(models.QuerySet):
@@ -75,6 +82,9 @@ class Delivery(models.Model):
         DELIVERED = "delivered"
         DEAD_LETTERED = "dead_lettered"
         CANCELED = "canceled"  # the endpoint was deleted before the event got through
+        # Its endpoint was disabled while it waited: kept, not retried, until a re-enable or a
+        # recover makes it due again (docs/webhooks.md "Endpoint health and recovery").
+        HELD = "held"
 
     id = PrefixedIdField(prefix="whd")
     # No index of its own: one_delivery_per_endpoint leads with the event.
@@ -124,6 +134,13 @@ class Delivery(models.Model):
                 condition=Q(status="pending", enqueued_until__isnull=False),
                 name="delivery_nudged",
             ),
+            # Recover's bounded read of one endpoint's failed deliveries, by event id (time
+            # ordered), never its delivered history.
+            models.Index(
+                fields=["endpoint", "event"],
+                condition=Q(status__in=["pending", "dead_lettered", "held"]),
+                name="delivery_recoverable",
+            ),
         ]
 
     def __str__(self):
@@ -170,3 +187,78 @@ class DeadLetter(Delivery):
         proxy = True
         verbose_name = "dead letter"
         permissions = [("requeue_deadletter", "Can requeue dead letters")]
+
+
+class EndpointHealth(models.Model):
+    """An endpoint's delivery health, kept up to date by the statement that records each
+    attempt (webhooks/statements), so reading it costs one row, never a scan of attempts."""
+
+    endpoint = models.OneToOneField(
+        WebhookEndpoint, on_delete=models.CASCADE, primary_key=True, related_name="health"
+    )
+    consecutive_failures = models.PositiveIntegerField(default=0)
+    failing_since = models.DateTimeField(null=True, blank=True)  # first failure of the streak
+    last_success_at = models.DateTimeField(null=True, blank=True)
+    last_failure_at = models.DateTimeField(null=True, blank=True)
+    last_failure_http_status = models.PositiveSmallIntegerField(null=True, blank=True)
+    last_failure_error = models.TextField(null=True, blank=True)
+    warned_at = models.DateTimeField(null=True, blank=True)  # the streak's warning email
+    # Dead letters not yet in a digest email, and when the last digest went.
+    undigested_dead_letters = models.PositiveIntegerField(default=0)
+    digested_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        verbose_name_plural = "endpoint health"
+        indexes = [
+            models.Index(
+                fields=["endpoint"],
+                condition=Q(undigested_dead_letters__gt=0),
+                name="health_digest_due",
+            )
+        ]
+
+    def __str__(self):
+        return f"{self.endpoint_id}: {self.consecutive_failures} failures in a row"
+
+
+class HealthBucket(models.Model):
+    """Attempts of one endpoint in one BUCKET-long slice of time: the success rates over the
+    last hour and day sum at most a day's worth of these rows."""
+
+    endpoint = models.ForeignKey(
+        WebhookEndpoint, on_delete=models.CASCADE, related_name="+", db_index=False
+    )
+    starts = models.DateTimeField()
+    delivered = models.PositiveIntegerField(default=0)
+    failed = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["endpoint", "starts"], name="one_bucket_per_slice")
+        ]
+        indexes = [models.Index(fields=["starts"], name="health_bucket_starts")]
+
+    def __str__(self):
+        return f"{self.endpoint_id} {self.starts}: {self.delivered}/{self.delivered + self.failed}"
+
+
+class StatusChange(models.Model):
+    """The operational record of an endpoint's health actions (warned, disabled, re-enabled,
+    recovered), who did it and why: shown on its admin page and logged."""
+
+    class Action(models.TextChoices):
+        WARNED = "warned"
+        DISABLED = "disabled"
+        ENABLED = "enabled"
+        RECOVERED = "recovered"
+
+    endpoint = models.ForeignKey(
+        WebhookEndpoint, on_delete=models.CASCADE, related_name="status_changes"
+    )
+    action = models.CharField(max_length=16, choices=Action.choices)
+    actor = models.CharField(max_length=150)  # "system", "api", "staff:<username>", "command"
+    detail = models.TextField(blank=True, default="")
+    at = models.DateTimeField(default=timezone.now)
+
+    def __str__(self):
+        return f"{self.endpoint_id} {self.action} by {self.actor}"

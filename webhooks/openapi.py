@@ -50,6 +50,37 @@ class WebhookEndpointInput(EndpointInput):
     )
 
 
+class HealthWindow(serializers.Serializer):
+    attempts = serializers.IntegerField(min_value=0)
+    delivered = serializers.IntegerField(min_value=0)
+    success_rate = serializers.FloatField(
+        allow_null=True, min_value=0, max_value=1, help_text="delivered / attempts; null: none"
+    )
+
+
+class WebhookEndpointHealth(serializers.Serializer):
+    """Not in the spec (additive): recent delivery health, counted as each attempt is recorded."""
+
+    last_hour = HealthWindow(help_text="Attempts in the last hour (5-minute granularity).")
+    last_day = HealthWindow(help_text="Attempts in the last 24 hours (5-minute granularity).")
+    consecutive_failures = serializers.IntegerField(min_value=0)
+    failing_since = serializers.DateTimeField(
+        allow_null=True, help_text="The first failure since the last delivered attempt."
+    )
+    last_success_at = serializers.DateTimeField(allow_null=True)
+    last_failure_at = serializers.DateTimeField(allow_null=True)
+    last_failure_http_status = serializers.IntegerField(
+        allow_null=True, help_text="0 when no response was received"
+    )
+    last_failure_error = serializers.CharField(allow_null=True, max_length=500)
+    warned_at = serializers.DateTimeField(
+        allow_null=True, help_text="When the owner was warned of this run of failures."
+    )
+    disabled_at = serializers.DateTimeField(
+        allow_null=True, help_text="When it was disabled after sustained failure."
+    )
+
+
 class WebhookEndpoint(serializers.Serializer):
     id = serializers.CharField(max_length=MAX_ID_LENGTH)
     object = ObjectName("webhook_endpoint")
@@ -58,11 +89,19 @@ class WebhookEndpoint(serializers.Serializer):
     enabled_events = serializers.ListField(
         child=serializers.CharField(max_length=MAX_PATTERN_LENGTH), max_length=MAX_PATTERNS
     )
-    status = serializers.ChoiceField(choices=ENDPOINT_STATUSES)
+    status = serializers.ChoiceField(
+        choices=ENDPOINT_STATUSES,
+        help_text=(
+            "`disabled`: disabled after sustained failure (not in the spec, additive); it gets "
+            "no events until POST /v1/webhook-endpoints/:id/enable. Deleted endpoints stay "
+            "hidden."
+        ),
+    )
     secret_last4 = serializers.CharField(min_length=4, max_length=4)
     previous_secret_expires_at = serializers.DateTimeField(allow_null=True)
     livemode = serializers.BooleanField()
     created = serializers.DateTimeField()
+    health = WebhookEndpointHealth()
 
 
 class WebhookEndpointWithSecret(WebhookEndpoint):
@@ -176,6 +215,18 @@ ENDPOINT_CREATED = {
     "previous_secret_expires_at": None,
     "livemode": False,
     "created": "2026-11-23T21:28:48Z",
+    "health": {
+        "last_hour": {"attempts": 0, "delivered": 0, "success_rate": None},
+        "last_day": {"attempts": 0, "delivered": 0, "success_rate": None},
+        "consecutive_failures": 0,
+        "failing_since": None,
+        "last_success_at": None,
+        "last_failure_at": None,
+        "last_failure_http_status": None,
+        "last_failure_error": None,
+        "warned_at": None,
+        "disabled_at": None,
+    },
     "secret": "svc_whsec_0EoHXeCNk2TWzXqGftwfQkrQwW6Vl9wH",
 }
 endpoint_create = extend_schema(
@@ -212,6 +263,57 @@ endpoint_roll_secret = extend_schema(
     ),
     request=None,
     responses={200: WebhookEndpointWithSecret},
+)
+endpoint_enable = extend_schema(
+    **spec(
+        "Re-enable a webhook endpoint",
+        "",
+        "For an endpoint disabled after sustained failure: it gets events again, its health "
+        "counters start afresh, and the retries held while it was disabled are made now. "
+        "An enabled endpoint is returned unchanged. 422 `endpoint_limit_reached` when 16 "
+        "others are enabled.",
+    ),
+    request=None,
+    responses={200: WebhookEndpoint},
+)
+
+
+class WebhookRecovery(serializers.Serializer):
+    object = ObjectName("webhook_recovery")
+    endpoint = serializers.CharField(max_length=MAX_ID_LENGTH)
+    since = serializers.DateTimeField()
+    requeued = serializers.IntegerField(min_value=0, help_text="How many events were requeued.")
+    events = serializers.ListField(child=serializers.CharField(max_length=MAX_ID_LENGTH))
+    has_more = serializers.BooleanField(
+        help_text="More to recover: call again with `starting_after` = `next_starting_after`."
+    )
+    next_starting_after = serializers.CharField(allow_null=True, max_length=MAX_ID_LENGTH)
+
+
+class RecoverRequest(serializers.Serializer):
+    since = serializers.DateTimeField(
+        help_text="Events created at or after this time (RFC 3339, or unix seconds); not future."
+    )
+    starting_after = serializers.CharField(
+        required=False,
+        allow_null=True,
+        max_length=MAX_ID_LENGTH,
+        help_text="An event id: continue after it (the last call's `next_starting_after`).",
+    )
+
+
+endpoint_recover = extend_schema(
+    **spec(
+        "Recover a webhook endpoint's failed events",
+        "",
+        "One more attempt now, numbering continued as a resend does, for every event since "
+        "`since` whose delivery to this endpoint failed (waiting for a retry, dead-lettered "
+        "or held while it was disabled), oldest first, at most 500 per call (`has_more`). "
+        "202: the workers make the attempts; they appear on GET /v1/events/:id. 422 "
+        "`endpoint_disabled` while the endpoint is disabled.",
+    ),
+    request=RecoverRequest,
+    responses={202: WebhookRecovery},
 )
 event_list = extend_schema(
     **spec("List events", E + "GET /v1/events", "Newest first, paged by cursor."),

@@ -8,7 +8,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from api.errors import NotFound
-from api.ids import is_id
+from api.ids import id_floor, is_id
 from events.models import Event
 from infra import revision
 from infra.rows import Columns, ModelRows
@@ -18,10 +18,16 @@ DUE_BATCH = 500
 UNDISPATCHED_GRACE = datetime.timedelta(minutes=1)
 
 
-def enabled_endpoints(merchant, livemode: bool):
+def endpoints_of(merchant, livemode: bool):
+    """Not deleted: listed and readable, enabled or disabled for failure."""
     return WebhookEndpoint.objects.filter(
         merchant=merchant, livemode=livemode, deleted_at__isnull=True
     )
+
+
+def enabled_endpoints(merchant, livemode: bool):
+    """Those events go to, and that the limit of 16 counts."""
+    return endpoints_of(merchant, livemode).filter(disabled_at__isnull=True)
 
 
 _ENDPOINT_ROWS = ModelRows(WebhookEndpoint)
@@ -51,7 +57,8 @@ def _enabled_endpoint_rows(merchant_id: str, livemode: bool) -> tuple:
     w = Columns(WebhookEndpoint)
     sql = (
         f"SELECT {_ENDPOINT_ROWS.columns} FROM {w.table} WHERE {w.merchant} = %s"
-        f" AND {w.livemode} = %s AND {w.deleted_at} IS NULL ORDER BY {w.id}"
+        f" AND {w.livemode} = %s AND {w.deleted_at} IS NULL AND {w.disabled_at} IS NULL"
+        f" ORDER BY {w.id}"
     )
     with connection.cursor() as cursor:
         cursor.execute(sql, [merchant_id, livemode])
@@ -86,6 +93,25 @@ def dead_letters(*, merchant_id: str | None = None, since: datetime.datetime | N
     if since:
         deliveries = deliveries.filter(event__created__gte=since)
     return deliveries.select_related("event", "endpoint").order_by("event_id", "endpoint_id")
+
+
+def recoverable_deliveries(endpoint, since, now, starting_after: str | None = None):
+    """Recover's candidates, oldest event first: the endpoint's deliveries of events created
+    at or after `since` (and after the event id `starting_after`) that failed: waiting for a
+    retry not yet due, dead-lettered, or held. Read through `delivery_recoverable`, by event
+    id from the floor of `since` (ids are time-ordered), never the delivered history."""
+    failed = Q(status__in=[Delivery.Status.DEAD_LETTERED, Delivery.Status.HELD]) | Q(
+        status=Delivery.Status.PENDING, attempt_count__gt=0, next_attempt_at__gt=now
+    )
+    deliveries = Delivery.objects.filter(
+        failed,
+        endpoint=endpoint,
+        event_id__gte=id_floor("evt", since),
+        event__created__gte=since,
+    )
+    if starting_after:
+        deliveries = deliveries.filter(event_id__gt=starting_after)
+    return deliveries.order_by("event_id")
 
 
 def due_without_nudge(now, limit: int) -> list[tuple[str, str]]:

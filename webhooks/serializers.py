@@ -1,9 +1,11 @@
 """Input serializers and the output shapes of endpoints, attempts and events with attempts."""
 
+from django.utils import timezone
 from rest_framework import serializers
 
 from api.errors import quoted
-from api.fields import IdField, StrictCharField
+from api.fields import IdField, StrictCharField, parse_time_filter
+from api.ids import is_id
 from api.renderers import format_timestamp
 from events.catalogue import is_valid_pattern
 from events.models import Event
@@ -39,7 +41,11 @@ class EndpointInput(serializers.Serializer):
         return list(dict.fromkeys(patterns))  # a repeated pattern adds nothing
 
 
-def endpoint_to_dict(endpoint: WebhookEndpoint, secret: str | None = None) -> dict:
+def endpoint_to_dict(
+    endpoint: WebhookEndpoint, secret: str | None = None, health: dict | None = None
+) -> dict:
+    """`health` (webhooks.health.health_of) is ours, beside the spec's fields: clients ignore
+    unknown fields (spec "Conventions")."""
     body = {
         "id": endpoint.id,
         "object": "webhook_endpoint",
@@ -52,6 +58,8 @@ def endpoint_to_dict(endpoint: WebhookEndpoint, secret: str | None = None) -> di
         "livemode": endpoint.livemode,
         "created": format_timestamp(endpoint.created),
     }
+    if health is not None:
+        body["health"] = health
     if secret is not None:
         body["secret"] = secret
     return body
@@ -81,3 +89,45 @@ def event_with_attempts(event: Event) -> dict:
 
 class ResendInput(serializers.Serializer):
     endpoint = IdField(required=False, allow_null=True)
+
+
+class TimeField(serializers.Field):
+    """RFC 3339 with a zone, or unix seconds (as the list filters take them)."""
+
+    default_error_messages = {
+        "invalid": "Must be an RFC 3339 time with a zone, or unix seconds.",
+        "future": "Must not be in the future.",
+    }
+
+    def to_internal_value(self, data):
+        if isinstance(data, bool) or not isinstance(data, str | int):
+            self.fail("invalid")
+        parsed = parse_time_filter(str(data))
+        if parsed is None:
+            self.fail("invalid")
+        if parsed > timezone.now():
+            self.fail("future")
+        return parsed
+
+
+class RecoverInput(serializers.Serializer):
+    since = TimeField()
+    starting_after = IdField(required=False, allow_null=True)
+
+    def validate_starting_after(self, value):
+        if value and not is_id(value, "evt"):
+            raise serializers.ValidationError("Must be an event id (evt_...).")
+        return value
+
+
+def recovery_to_dict(recovery) -> dict:
+    last = recovery.event_ids[-1] if recovery.event_ids else None
+    return {
+        "object": "webhook_recovery",
+        "endpoint": recovery.endpoint.id,
+        "since": format_timestamp(recovery.since),
+        "requeued": len(recovery.event_ids),
+        "events": recovery.event_ids,
+        "has_more": recovery.has_more,
+        "next_starting_after": last if recovery.has_more else None,
+    }

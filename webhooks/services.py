@@ -10,6 +10,7 @@ import datetime
 from dataclasses import dataclass
 from functools import partial
 
+from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
@@ -27,8 +28,9 @@ from webhooks.fanout import (
     endpoints_for,
     event_deliveries_reopen,
 )
-from webhooks.models import Delivery, WebhookEndpoint
-from webhooks.selectors import enabled_endpoints
+from webhooks.lifecycle import health_reset, lock_endpoint, status_changed
+from webhooks.models import Delivery, StatusChange, WebhookEndpoint
+from webhooks.selectors import enabled_endpoints, endpoints_of, recoverable_deliveries
 from webhooks.tasks import enqueue_deliveries
 from webhooks.urlguard import check_url
 
@@ -49,20 +51,41 @@ def _lock_merchant(merchant: Merchant) -> None:
 
 
 def _lock_endpoint(endpoint: WebhookEndpoint) -> WebhookEndpoint:
-    # FOR NO KEY UPDATE: a transaction writing a delivery to it takes the row FOR KEY SHARE
-    # (the foreign key) while it holds its merchant's row, which the change's trigger then
-    # locks (webhooks/migrations/0005): FOR UPDATE here would deadlock with it.
-    return WebhookEndpoint.objects.select_for_update(no_key=True).get(pk=endpoint.pk)
+    return lock_endpoint(endpoint.pk)
+
+
+def _check_room(merchant: Merchant, livemode: bool) -> None:
+    """Under the merchant's lock: 422 when the mode already has its 16 enabled endpoints."""
+    if enabled_endpoints(merchant, livemode).count() >= MAX_ENABLED_ENDPOINTS:
+        raise ProcessingFailed(
+            f"There are already {MAX_ENABLED_ENDPOINTS} enabled webhook endpoints in "
+            f"{'live' if livemode else 'test'} mode; delete one first.",
+            code="endpoint_limit_reached",
+        )
 
 
 def endpoint_get(*, merchant: Merchant, livemode: bool, endpoint_id: str) -> WebhookEndpoint:
-    """An enabled endpoint of this merchant and mode; 404 for anything else. What is not a
-    `whe_` id is not looked up (a NUL byte cannot even be sent to PostgreSQL)."""
+    """An endpoint of this merchant and mode, enabled or disabled for failure; 404 for
+    anything else (deleted ones too). What is not a `whe_` id is not looked up (a NUL byte
+    cannot even be sent to PostgreSQL)."""
     if not is_id(endpoint_id, "whe"):
         raise not_found("webhook endpoint")
-    endpoint = enabled_endpoints(merchant, livemode).filter(pk=endpoint_id).first()
+    endpoint = endpoints_of(merchant, livemode).filter(pk=endpoint_id).first()
     if endpoint is None:
         raise not_found("webhook endpoint")
+    return endpoint
+
+
+def refuse_disabled(endpoint: WebhookEndpoint, param: str | None = None) -> WebhookEndpoint:
+    """422 `endpoint_disabled` for an endpoint disabled after sustained failure: it is sent
+    nothing until re-enabled."""
+    if endpoint.disabled_at is not None:
+        raise ProcessingFailed(
+            f"Webhook endpoint {endpoint.id} is disabled after sustained failure; re-enable it "
+            f"with POST /v1/webhook-endpoints/{endpoint.id}/enable first.",
+            code="endpoint_disabled",
+            param=param,
+        )
     return endpoint
 
 
@@ -79,7 +102,7 @@ def subscribers(
     except NotFound as missing:
         missing.param = "endpoint"
         raise
-    return endpoints_for(event_type, [endpoint])
+    return endpoints_for(event_type, [refuse_disabled(endpoint, "endpoint")])
 
 
 def endpoint_create(
@@ -94,12 +117,7 @@ def endpoint_create(
     secret = new_signing_secret()
     with transaction.atomic():
         _lock_merchant(merchant)
-        if enabled_endpoints(merchant, livemode).count() >= MAX_ENABLED_ENDPOINTS:
-            raise ProcessingFailed(
-                f"There are already {MAX_ENABLED_ENDPOINTS} enabled webhook endpoints in "
-                f"{'live' if livemode else 'test'} mode; delete one first.",
-                code="endpoint_limit_reached",
-            )
+        _check_room(merchant, livemode)
         endpoint = WebhookEndpoint.objects.create(
             merchant=merchant,
             livemode=livemode,
@@ -113,15 +131,16 @@ def endpoint_create(
 
 
 def endpoint_delete(*, endpoint: WebhookEndpoint) -> WebhookEndpoint:
-    """Disable and hide. Its waiting deliveries are canceled; one in flight right now finishes
-    and is recorded. Attempt history is kept (spec "Retries and dead letter" 5)."""
+    """Disable and hide. Its waiting (and held) deliveries are canceled; one in flight right
+    now finishes and is recorded. Attempt history is kept (spec "Retries and dead letter" 5)."""
     now = timezone.now()
     with transaction.atomic():
         locked = _lock_endpoint(endpoint)
         if locked.deleted_at is None:
             locked.deleted_at = now
             locked.save(update_fields=["deleted_at"])
-        Delivery.objects.waiting(now).filter(endpoint=locked).update(
+        held = Delivery.objects.filter(endpoint=locked, status=Delivery.Status.HELD)
+        (Delivery.objects.waiting(now).filter(endpoint=locked) | held).update(
             status=Delivery.Status.CANCELED, next_attempt_at=None
         )
     return locked
@@ -146,6 +165,65 @@ def endpoint_roll_secret(*, endpoint: WebhookEndpoint) -> EndpointWithSecret:
             ]
         )
     return EndpointWithSecret(locked, secret)
+
+
+def endpoint_enable(*, endpoint: WebhookEndpoint, actor: str) -> WebhookEndpoint:
+    """Re-enable an endpoint disabled after sustained failure (a no-op for an enabled one):
+    its health counters start again, and its held deliveries are due now (the beat tick
+    nudges them within a second, as many as the endpoint has places). 422
+    `endpoint_limit_reached` when 16 others are enabled meanwhile."""
+    now = timezone.now()
+    with transaction.atomic():
+        _lock_merchant(endpoint.merchant)
+        locked = _lock_endpoint(endpoint)
+        if locked.disabled_at is None:
+            return locked
+        _check_room(locked.merchant, locked.livemode)
+        locked.disabled_at = None
+        locked.save(update_fields=["disabled_at"])
+        health_reset(locked)
+        held = Delivery.objects.filter(endpoint=locked, status=Delivery.Status.HELD).update(
+            status=Delivery.Status.PENDING, next_attempt_at=now, enqueued_until=None
+        )
+        detail = f"{held} held deliveries due again"
+        status_changed(locked, StatusChange.Action.ENABLED, actor, detail)
+    return locked
+
+
+@dataclass(frozen=True)
+class Recovery:
+    endpoint: WebhookEndpoint
+    since: datetime.datetime
+    event_ids: list[str]
+    has_more: bool
+
+
+def endpoint_recover(
+    *,
+    endpoint: WebhookEndpoint,
+    since: datetime.datetime,
+    actor: str,
+    starting_after: str | None = None,
+    limit: int | None = None,
+) -> Recovery:
+    """Another attempt now, numbering continued (as resend), for each delivery to the
+    endpoint that failed (waiting for a retry, dead-lettered or held) of an event created at
+    or after `since` and after the event id `starting_after`: at most `limit`
+    (WEBHOOK_RECOVER_MAX), oldest event first; `has_more` says to call again with
+    `starting_after` = the last event id. A delivery made due again is not picked a second
+    time while it waits (its time has come), so repeating a call requeues nothing twice."""
+    refuse_disabled(endpoint)
+    limit = limit or settings.WEBHOOK_RECOVER_MAX
+    with transaction.atomic():
+        found = recoverable_deliveries(endpoint, since, timezone.now(), starting_after)
+        candidates = list(found[: limit + 1])
+        chosen = candidates[:limit]
+        delivery_ids = deliveries_reopen(chosen)
+        if chosen:
+            detail = f"{len(chosen)} events since {since:%Y-%m-%d %H:%M:%S} UTC requeued"
+            status_changed(endpoint, StatusChange.Action.RECOVERED, actor, detail)
+    enqueue_deliveries(delivery_ids, endpoint.livemode)
+    return Recovery(endpoint, since, [d.event_id for d in chosen], len(candidates) > limit)
 
 
 def resend_event(*, event: Event, endpoint_id: str | None = None) -> list[str]:

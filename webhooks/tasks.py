@@ -6,6 +6,7 @@ import logging
 from celery import shared_task
 from django.db import InterfaceError
 from django.db import OperationalError as DatabaseUnreachable
+from django.utils import timezone
 from kombu.exceptions import OperationalError
 
 from infra.breaker import Unavailable, breaker
@@ -17,6 +18,8 @@ from webhooks.claims import (
     due_delivery_ids,
 )
 from webhooks.fanout import events_fan_out
+from webhooks.health import buckets_purge
+from webhooks.lifecycle import dead_letter_digests_send
 from webhooks.retention import events_purge
 from webhooks.selectors import delivery_ids_by_mode, undispatched_event_ids
 
@@ -94,5 +97,13 @@ def sweep_undispatched() -> None:
 
 @shared_task
 def purge_old_events() -> int:
-    """Beat, hourly: events past EVENT_RETENTION_DAYS, with their deliveries and attempts."""
+    """Beat, hourly: events past EVENT_RETENTION_DAYS, with their deliveries and attempts,
+    and the health slices past their window."""
+    buckets_purge(timezone.now())
     return events_purge()
+
+
+@shared_task
+def send_dead_letter_digests() -> int:
+    """Beat, every WEBHOOK_DEAD_LETTER_DIGEST_SECONDS."""
+    return dead_letter_digests_send(timezone.now())

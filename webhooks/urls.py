@@ -6,6 +6,8 @@ urlpatterns = [
     path("v1/webhook-endpoints", views.EndpointList.as_view()),
     path("v1/webhook-endpoints/<str:endpoint_id>", views.EndpointDetail.as_view()),
     path("v1/webhook-endpoints/<str:endpoint_id>/roll-secret", views.EndpointRollSecret.as_view()),
+    path("v1/webhook-endpoints/<str:endpoint_id>/enable", views.EndpointEnable.as_view()),
+    path("v1/webhook-endpoints/<str:endpoint_id>/recover", views.EndpointRecover.as_view()),
     path("v1/events", views.EventList.as_view()),
     path("v1/events/<str:event_id>", views.EventDetail.as_view()),
     path("v1/events/<str:event_id>/resend", views.EventResend.as_view()),

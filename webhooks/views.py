@@ -1,18 +1,35 @@
 """`/v1/webhook-endpoints` and `/v1/events` (spec "Endpoints > Webhook endpoints, Events")."""
 
+from django.utils import timezone
 from rest_framework.response import Response
 
 from api.errors import ValidationFailed
+from api.pagination import list_envelope, paginate
 from api.views import ServiceAPIView
 from events.serializers import event_to_dict
 from webhooks import openapi, selectors, services
 from webhooks.crypto import StoredResponses
+from webhooks.health import health_of
 from webhooks.serializers import (
     EndpointInput,
+    RecoverInput,
     ResendInput,
     endpoint_to_dict,
     event_with_attempts,
+    recovery_to_dict,
 )
+
+
+def validated(serializer_class, request) -> dict:
+    """The request body through its input serializer (400 in the envelope otherwise)."""
+    body = serializer_class(data=request.data)
+    body.is_valid(raise_exception=True)
+    return body.validated_data
+
+
+def with_health(endpoint, secret: str | None = None) -> dict:
+    (health,) = health_of([endpoint], timezone.now()).values()
+    return endpoint_to_dict(endpoint, secret, health)
 
 
 class EndpointList(ServiceAPIView):
@@ -20,17 +37,20 @@ class EndpointList(ServiceAPIView):
 
     @openapi.endpoint_list
     def get(self, request):
-        endpoints = selectors.enabled_endpoints(request.merchant, request.livemode)
-        return Response(self.paginated(endpoints, id_prefix="whe", serialize=endpoint_to_dict))
+        endpoints = selectors.endpoints_of(request.merchant, request.livemode)
+        items, has_more, next_cursor = paginate(endpoints, request.query_params, id_prefix="whe")
+        health = health_of(items, timezone.now())  # two queries for the page
+        listed = [endpoint_to_dict(e, health=health[e.id]) for e in items]
+        return Response(list_envelope(listed, has_more, next_cursor))
 
     @openapi.endpoint_create
     def post(self, request):
-        body = EndpointInput(data=request.data)
-        body.is_valid(raise_exception=True)
         created = services.endpoint_create(
-            merchant=request.merchant, livemode=request.livemode, **body.validated_data
+            merchant=request.merchant,
+            livemode=request.livemode,
+            **validated(EndpointInput, request),
         )
-        return Response(endpoint_to_dict(created.endpoint, created.secret), status=201)
+        return Response(with_health(created.endpoint, created.secret), status=201)
 
 
 class EndpointView(ServiceAPIView):
@@ -43,7 +63,7 @@ class EndpointView(ServiceAPIView):
 class EndpointDetail(EndpointView):
     @openapi.endpoint_retrieve
     def get(self, request, endpoint_id):
-        return Response(endpoint_to_dict(self.get_endpoint(request, endpoint_id)))
+        return Response(with_health(self.get_endpoint(request, endpoint_id)))
 
     @openapi.endpoint_delete
     def delete(self, request, endpoint_id):
@@ -57,7 +77,29 @@ class EndpointRollSecret(EndpointView):
     @openapi.endpoint_roll_secret
     def post(self, request, endpoint_id):
         rolled = services.endpoint_roll_secret(endpoint=self.get_endpoint(request, endpoint_id))
-        return Response(endpoint_to_dict(rolled.endpoint, rolled.secret))
+        return Response(with_health(rolled.endpoint, rolled.secret))
+
+
+class EndpointEnable(EndpointView):
+    @openapi.endpoint_enable
+    def post(self, request, endpoint_id):
+        endpoint = self.get_endpoint(request, endpoint_id)
+        return Response(with_health(services.endpoint_enable(endpoint=endpoint, actor="api")))
+
+
+class EndpointRecover(EndpointView):
+    """202: the attempts are made by the workers; they appear on GET /v1/events/:id."""
+
+    @openapi.endpoint_recover
+    def post(self, request, endpoint_id):
+        body = validated(RecoverInput, request)
+        recovery = services.endpoint_recover(
+            endpoint=self.get_endpoint(request, endpoint_id),
+            since=body["since"],
+            starting_after=body.get("starting_after") or None,
+            actor="api",
+        )
+        return Response(recovery_to_dict(recovery), status=202)
 
 
 class EventList(ServiceAPIView):
@@ -96,10 +138,9 @@ class EventResend(ServiceAPIView):
 
     @openapi.event_resend
     def post(self, request, event_id):
-        body = ResendInput(data=request.data)
-        body.is_valid(raise_exception=True)
+        body = validated(ResendInput, request)
         event = selectors.event_get(
             merchant=request.merchant, livemode=request.livemode, event_id=event_id
         )
-        services.resend_event(event=event, endpoint_id=body.validated_data.get("endpoint") or None)
+        services.resend_event(event=event, endpoint_id=body.get("endpoint") or None)
         return Response(event_with_attempts(event), status=202)

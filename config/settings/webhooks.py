@@ -58,3 +58,35 @@ CELERY_BEAT_SCHEDULE.update(
         },
     }
 )
+
+# --- webhooks: endpoint health and recovery (docs/webhooks.md "Endpoint health and recovery")
+# A warning email after this long of consecutive failure, the endpoint disabled after the
+# second (and never sooner than their gap after the warning), neither before MIN_FAILURES
+# failures in a row: Svix disables after 5 days of failure, Stripe warns days before.
+WEBHOOK_HEALTH_WARN_AFTER = datetime.timedelta(
+    hours=env.float("WEBHOOK_HEALTH_WARN_AFTER_HOURS", default=72.0)
+)
+WEBHOOK_HEALTH_DISABLE_AFTER = datetime.timedelta(
+    hours=env.float("WEBHOOK_HEALTH_DISABLE_AFTER_HOURS", default=120.0)
+)
+WEBHOOK_HEALTH_MIN_FAILURES = env.int("WEBHOOK_HEALTH_MIN_FAILURES", default=10)
+if not datetime.timedelta(0) < WEBHOOK_HEALTH_WARN_AFTER < WEBHOOK_HEALTH_DISABLE_AFTER:
+    raise ImproperlyConfigured(
+        "WEBHOOK_HEALTH_WARN_AFTER_HOURS must be above 0 and below "
+        "WEBHOOK_HEALTH_DISABLE_AFTER_HOURS."
+    )
+if WEBHOOK_HEALTH_MIN_FAILURES < 1:
+    raise ImproperlyConfigured("WEBHOOK_HEALTH_MIN_FAILURES must be at least 1.")
+# One email per endpoint and period lists its dead letters (no email per event).
+WEBHOOK_DEAD_LETTER_DIGEST_SECONDS = env.float("WEBHOOK_DEAD_LETTER_DIGEST_SECONDS", default=3600.0)
+if WEBHOOK_DEAD_LETTER_DIGEST_SECONDS < 60:
+    raise ImproperlyConfigured("WEBHOOK_DEAD_LETTER_DIGEST_SECONDS must be at least 60.")
+CELERY_BEAT_SCHEDULE["webhooks-dead-letter-digest"] = {
+    "task": "webhooks.tasks.send_dead_letter_digests",
+    "schedule": WEBHOOK_DEAD_LETTER_DIGEST_SECONDS,
+    "options": {"expires": WEBHOOK_DEAD_LETTER_DIGEST_SECONDS * 0.9},
+}
+# Recover requeues at most this many events per call; `has_more` says to call again.
+WEBHOOK_RECOVER_MAX = env.int("WEBHOOK_RECOVER_MAX", default=500)
+if WEBHOOK_RECOVER_MAX < 1:
+    raise ImproperlyConfigured("WEBHOOK_RECOVER_MAX must be at least 1.")

@@ -7,8 +7,11 @@ import pytest
 import trustme
 from django.db import transaction
 
+from config.celery import app
 from events.services import emit
+from tests.e2e.processes import celery_worker
 from tests.webhooks.receiver import Receiver
+from webhooks import tasks
 from webhooks.services import endpoint_create
 
 LOOPBACK = [ipaddress.ip_network("127.0.0.0/8"), ipaddress.ip_network("::1/128")]
@@ -73,3 +76,23 @@ def emit_event(merchant):
             )
 
     return make
+
+
+# Both pools' queues: the e2e tests' events are test-mode ones.
+QUEUES = tuple(tasks.QUEUES.values())
+
+
+def purge_webhooks_queue() -> None:
+    with app.connection_for_write() as conn:
+        for queue in QUEUES:
+            conn.default_channel.queue_purge(queue)
+
+
+@pytest.fixture
+def worker(loopback_allowed, ca_bundle):
+    """A real Celery worker process on both queues (tests/e2e/processes.celery_worker)."""
+    purge_webhooks_queue()
+    with celery_worker(
+        *QUEUES, WEBHOOK_ALLOWED_NETWORKS="127.0.0.0/8", WEBHOOK_CA_BUNDLE=ca_bundle
+    ) as process:
+        yield process

@@ -31,7 +31,7 @@ from webhooks.fanout import events_fan_out
 from webhooks.models import Attempt, Delivery
 from webhooks.selectors import undispatched_event_ids
 from webhooks.services import endpoint_create, endpoint_delete, endpoint_roll_secret
-from webhooks.tasks import QUEUES, deliver_due, dispatch_events
+from webhooks.tasks import QUEUES, deliver_due, dispatch_events, send_dead_letter_digests
 
 pytestmark = pytest.mark.django_db
 MAX_IN_FLIGHT = MAX_IN_FLIGHT_PER_ENDPOINT
@@ -177,9 +177,12 @@ def test_retry_schedule_then_dead_letter_and_email(receiver, endpoint_for, emit_
     assert len(receiver.requests) == 8
     assert Delivery.objects.get(pk=delivery_id).status == "dead_lettered"
     assert Event.objects.get(pk=event.id).dead_lettered_at is not None
+    assert mail.outbox == []  # no email per event: the digest names it
+    assert send_dead_letter_digests() == 1
     (email,) = mail.outbox
-    assert email.to == [merchant.email] and event.id in email.subject
-    assert endpoint.url in email.body and "svc_whsec_" not in email.body
+    assert email.to == [merchant.email] and endpoint.id in email.subject
+    assert event.id in email.body and endpoint.url in email.body
+    assert "svc_whsec_" not in email.body
 
 
 def test_each_attempt_is_signed_at_its_own_time(receiver, endpoint_for, emit_event):
@@ -224,7 +227,7 @@ def test_no_retry_past_72_hours_after_the_event(receiver, endpoint_for, emit_eve
     attempt = failing_run(receiver, fan_out_one(event))
     assert attempt.next_retry_at is None
     assert Delivery.objects.get(pk=attempt.delivery_id).status == "dead_lettered"
-    assert len(mail.outbox) == 1
+    assert send_dead_letter_digests() == 1 and len(mail.outbox) == 1
 
 
 def test_a_redirect_is_a_failure_and_is_not_followed(receiver, endpoint_for, emit_event):

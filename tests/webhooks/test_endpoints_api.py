@@ -25,6 +25,7 @@ ENDPOINT_FIELDS = {
     "previous_secret_expires_at",
     "livemode",
     "created",
+    "health",  # ours, additive (docs/webhooks.md "Endpoint health and recovery")
 }
 
 

@@ -15,9 +15,11 @@ from webhooks.bulkhead import (
     Load,
     Recorded,
 )
-from webhooks.models import Attempt, Delivery
+from webhooks.health import bucket_start
+from webhooks.models import Attempt, Delivery, EndpointHealth, HealthBucket
 from webhooks.services import endpoint_create
 from webhooks.statements import portable, postgresql
+from webhooks.streaks import Streak
 
 pytestmark = pytest.mark.django_db
 URL = "https://93.184.215.14/hooks"  # a public address: no DNS, and nothing is sent to it
@@ -166,7 +168,9 @@ def test_record_stores_the_attempt_and_the_deliverys_next_state(backend, new_del
     retry_at = now + 10 * SECOND
     attempt = attempt_of(delivery, 1, retry_at)
     recorded = backend.record(attempt, Delivery.Status.PENDING, now, now + LEASE)
-    assert recorded == Recorded(stored=True, newly_dead=False)
+    assert recorded == Recorded(
+        stored=True, newly_dead=False, streak=Streak(1, attempt.attempted_at, None)
+    )
     assert Attempt.objects.get(pk=attempt.id).response_body == "no"
     stored = Delivery.objects.get(pk=delivery.id)
     assert (stored.status, stored.attempt_count, stored.next_attempt_at) == ("pending", 1, retry_at)
@@ -196,6 +200,40 @@ def test_record_writes_nothing_once_the_lease_is_someone_elses(backend, new_deli
     recorded = backend.record(attempt_of(delivery, 1, None), dead, now, now + LEASE)
     assert recorded == Recorded(stored=False, newly_dead=False)
     assert not Attempt.objects.exists()
+    assert not EndpointHealth.objects.exists() and not HealthBucket.objects.exists()
     stored = Delivery.objects.get(pk=delivery.id)
     assert (stored.status, stored.attempt_count, stored.claimed_until) == ("pending", 0, taken_over)
     assert stored.event.dead_lettered_at is None
+
+
+def test_record_keeps_the_endpoints_health_counters(backend, new_delivery, new_endpoint, now):
+    """The streak grows with each failure and keeps its start, a delivered attempt ends it
+    (and its warning), a dead letter is counted for the digest, and each attempt lands in its
+    5-minute slice (webhooks/health.py)."""
+    endpoint = new_endpoint()
+    first, second, third = (new_delivery(endpoint, claimed_until=now + LEASE) for _ in range(3))
+    failed = attempt_of(first, 1, now + SECOND)
+    backend.record(failed, Delivery.Status.PENDING, now, now + LEASE)
+    dead = backend.record(
+        attempt_of(second, 1, None), Delivery.Status.DEAD_LETTERED, now, now + LEASE
+    )
+    assert dead.streak == Streak(2, failed.attempted_at, None)
+    health = EndpointHealth.objects.get(endpoint=endpoint)
+    assert (health.undigested_dead_letters, health.last_failure_http_status) == (1, 500)
+    assert health.last_failure_error == "HTTP 500" and health.last_success_at is None
+    EndpointHealth.objects.filter(endpoint=endpoint).update(warned_at=now)
+    delivered = attempt_of(third, 1, None)
+    delivered.status = Attempt.Status.DELIVERED
+    assert backend.record(delivered, Delivery.Status.DELIVERED, now, now + LEASE).streak == (
+        Streak(0, None, None)
+    )
+    health.refresh_from_db()
+    assert (health.consecutive_failures, health.failing_since, health.warned_at) == (0, None, None)
+    assert health.last_success_at == delivered.attempted_at
+    assert health.last_failure_at == failed.attempted_at or health.last_failure_at > now
+    (bucket,) = HealthBucket.objects.filter(endpoint=endpoint)
+    assert (bucket.starts, bucket.delivered, bucket.failed) == (
+        bucket_start(delivered.attempted_at),
+        1,
+        2,
+    )

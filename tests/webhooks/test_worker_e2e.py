@@ -19,13 +19,12 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from config.celery import app
 from events.services import emit
 from tests.e2e.processes import celery_worker, wait_for
 from tests.e2e.processes import test_database_url as database_url
 from tests.payments.support import APPROVED, created
 from tests.sick import FORWARD, Proxy
-from tests.webhooks.conftest import payment_object
+from tests.webhooks.conftest import QUEUES, payment_object, purge_webhooks_queue
 from tests.webhooks.receiver import Receiver
 from webhooks import tasks
 from webhooks.attempts import delivery_run
@@ -41,25 +40,6 @@ pytestmark = [
     ),
     pytest.mark.django_db(transaction=True),
 ]
-
-
-# The events here are test-mode ones: the worker consumes the test pool's queue too.
-QUEUES = tuple(tasks.QUEUES.values())
-
-
-def purge_webhooks_queue() -> None:
-    with app.connection_for_write() as conn:
-        for queue in QUEUES:
-            conn.default_channel.queue_purge(queue)
-
-
-@pytest.fixture
-def worker(loopback_allowed, ca_bundle):
-    purge_webhooks_queue()
-    with celery_worker(
-        *QUEUES, WEBHOOK_ALLOWED_NETWORKS="127.0.0.0/8", WEBHOOK_CA_BUNDLE=ca_bundle
-    ) as process:
-        yield process
 
 
 def emit_committed(merchant, livemode=False):

@@ -9,9 +9,10 @@ the endpoints' load, the record), one module per database backend behind one int
   of its account, without the delivery's own lease;
 - `loads(endpoint_ids, now)` -> {endpoint id: `Load`} for those with anything in flight or
   nudged;
-- `record(attempt, status, now, lease)` -> stores the attempt, the delivery's new state and,
-  the first time one of its event's deliveries dies, the event's dead letter, all only if the
-  delivery is still leased until `lease` (the caller's claim); a `Recorded`.
+- `record(attempt, status, now, lease)` -> stores the attempt, the delivery's new state, the
+  endpoint's health counters (webhooks/health.py) and, the first time one of its event's
+  deliveries dies, the event's dead letter, all only if the delivery is still leased until
+  `lease` (the caller's claim); a `Recorded`, with the endpoint's failure streak.
 
 `postgresql.py` writes each as one hand-written statement (every attempt runs three of them,
 so their ORM compilation would cost more CPU than running them); `portable.py` is the ORM,

@@ -5,7 +5,7 @@ next delivery; the conditional update lets one of them have it, and the other's 
 (the beat tick carries on)."""
 
 from django.conf import settings
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import Count, Min, Q
 
 from events.models import Event
@@ -14,6 +14,7 @@ from webhooks.bulkhead import (
     Load,
     Recorded,
 )
+from webhooks.health import counted, streak_of
 from webhooks.models import Attempt, Delivery
 
 
@@ -90,8 +91,14 @@ def record(attempt: Attempt, status: str, now, lease) -> Recorded:
         claimed_until=None,
         enqueued_until=None,
     ):
-        return Recorded(stored=False, newly_dead=False)
+        return Recorded(stored=False, newly_dead=False, streak=None)
     attempt.save(force_insert=True)
     dead = Event.objects.filter(pk=attempt.event_id, dead_lettered_at__isnull=True)
     dies = status == Delivery.Status.DEAD_LETTERED
-    return Recorded(stored=True, newly_dead=dies and bool(dead.update(dead_lettered_at=now)))
+    newly_dead = dies and bool(dead.update(dead_lettered_at=now))
+    (health, health_params), (bucket, bucket_params) = counted(attempt, dies, "WHERE true")
+    with connection.cursor() as cursor:
+        cursor.execute(bucket, bucket_params)
+        cursor.execute(health, health_params)
+        streak = cursor.fetchone()
+    return Recorded(stored=True, newly_dead=newly_dead, streak=streak_of(streak))

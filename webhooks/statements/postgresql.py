@@ -18,6 +18,7 @@ from webhooks.bulkhead import (
     Load,
     Recorded,
 )
+from webhooks.health import counted, streak_of
 from webhooks.models import Attempt, Delivery, WebhookEndpoint
 
 PENDING = Delivery.Status.PENDING
@@ -177,11 +178,12 @@ def loads(endpoint_ids: list[str], now) -> dict[str, Load]:
 
 
 @cache
-def _record_sql(insert: str) -> str:
+def _record_sql(insert: str, health: str, bucket: str) -> str:
     """The delivery's next state, only while the caller still holds its lease (`mine`); then
-    the attempt (`insert`, a SELECT from `mine`, so nothing is written without it) and, the
-    first time one of the event's deliveries dies, the event's dead letter. Returns whether it
-    was stored, and whether it set that dead letter."""
+    the attempt (`insert`, a SELECT from `mine`, so nothing is written without it), the
+    endpoint's health counters (`health`, `bucket`: webhooks/health.py) and, the first time
+    one of the event's deliveries dies, the event's dead letter. Returns whether it was
+    stored, whether it set that dead letter, and the endpoint's failure streak."""
     d, e = Columns(Delivery), Columns(Event)
     return f"""
         WITH mine AS (
@@ -191,13 +193,16 @@ def _record_sql(insert: str) -> str:
             RETURNING 1
         ),
         attempt AS ({insert}),
+        health AS ({health}),
+        bucket AS ({bucket}),
         dead AS (
             UPDATE {e.table} SET {e.dead_lettered_at} = %s
             WHERE {e.id} = %s AND %s AND {e.dead_lettered_at} IS NULL
                 AND EXISTS (SELECT FROM mine)
             RETURNING 1
         )
-        SELECT (SELECT count(*) FROM mine), (SELECT count(*) FROM dead)
+        SELECT (SELECT count(*) FROM mine), (SELECT count(*) FROM dead), health.*
+        FROM (SELECT 1) AS one LEFT JOIN health ON true
     """
 
 
@@ -205,9 +210,14 @@ def record(attempt: Attempt, status: str, now, lease) -> Recorded:
     delivery = [status, attempt.attempt, attempt.next_retry_at, attempt.delivery_id, lease]
     insert, params = insert_sql(Attempt, [instance_values(attempt)], select_tail="FROM mine")
     dies = status == Delivery.Status.DEAD_LETTERED
+    (health, health_params), (bucket, bucket_params) = counted(attempt, dies, "FROM mine")
+    sql = _record_sql(insert, health, bucket)
     with connection.cursor() as cursor:
-        cursor.execute(_record_sql(insert), [*delivery, *params, now, attempt.event_id, dies])
-        stored, newly_dead = cursor.fetchone()
+        cursor.execute(
+            sql,
+            [*delivery, *params, *health_params, *bucket_params, now, attempt.event_id, dies],
+        )
+        stored, newly_dead, *streak = cursor.fetchone()
     if stored:
         mark_stored(attempt)
-    return Recorded(bool(stored), bool(newly_dead))
+    return Recorded(bool(stored), bool(newly_dead), streak_of(streak))
