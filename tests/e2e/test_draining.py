@@ -58,6 +58,22 @@ def stop(server: subprocess.Popen) -> None:
     server.wait(10)
 
 
+@contextlib.contextmanager
+def serving(workers: int = 2):
+    """granian started and answering ready (beat's heartbeat fresh); yields it and its origin,
+    then kills it with its workers."""
+    beatruns.record("webhooks.tasks.deliver_due", last_sent_at=timezone.now())
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    server = granian(port, workers)
+    try:
+        wait_until_serving(base, server)
+        assert probe(f"{base}/readyz") == 200
+        yield server, base
+    finally:
+        stop(server)
+
+
 def probe(url: str) -> int | str:
     try:
         return requests.get(url, timeout=2).status_code
@@ -95,13 +111,7 @@ def slow_payment_in_flight(base: str, keys: dict) -> tuple[threading.Thread, lis
 
 def test_after_sigterm_no_probe_is_ready_and_the_request_in_flight_completes():
     keys = merchant_create(name="Draining", email="owner@draining.test").keys["test"]
-    beatruns.record("webhooks.tasks.deliver_due", last_sent_at=timezone.now())
-    port = free_port()
-    base = f"http://127.0.0.1:{port}"
-    server = granian(port)
-    try:
-        wait_until_serving(base, server)
-        assert probe(f"{base}/readyz") == 200
+    with serving() as (server, base):
         in_flight, answers = slow_payment_in_flight(base, keys)
         signalled = time.monotonic()
         server.send_signal(signal.SIGTERM)
@@ -116,8 +126,6 @@ def test_after_sigterm_no_probe_is_ready_and_the_request_in_flight_completes():
         assert refused and refused[0] - signalled < 2.0, probes
         assert {answer for at, answer in probes if at >= refused[0]} == {"refused"}
         assert server.wait(30) == 0
-    finally:
-        stop(server)
 
 
 TGKILL = {"x86_64": 234, "aarch64": 131}  # syscall numbers: a signal to one thread of a process
@@ -129,21 +137,13 @@ def test_a_sigterm_that_lands_on_another_thread_still_stops_the_worker():
     2.8.7 handles it only in the main thread, which sleeps): config/draining.py passes it on."""
     if platform.machine() not in TGKILL:
         pytest.skip(f"tgkill's syscall number is not known here ({platform.machine()})")
-    beatruns.record("webhooks.tasks.deliver_due", last_sent_at=timezone.now())
-    port = free_port()
-    base = f"http://127.0.0.1:{port}"
-    server = granian(port, workers=1)
-    try:
-        wait_until_serving(base, server)
-        assert probe(f"{base}/readyz") == 200
+    with serving(workers=1) as (server, base):
         (worker,) = children(server.pid)
         tasks = sorted(int(task.name) for task in Path(f"/proc/{worker}/task").iterdir())
         thread = next(tid for tid in tasks if tid != worker)  # any but the main thread
         libc = ctypes.CDLL(None, use_errno=True)
         assert libc.syscall(TGKILL[platform.machine()], worker, thread, signal.SIGTERM) == 0
         wait_for(lambda: probe(f"{base}/readyz") == "refused", timeout=10)
-    finally:
-        stop(server)
 
 
 def test_repeated_sigterms_to_a_worker_still_let_its_request_finish():
@@ -153,12 +153,7 @@ def test_repeated_sigterms_to_a_worker_still_let_its_request_finish():
     every process of the unit, granian's main process passes its own on, config/draining.py
     passes one on to the main thread. Now the handler acts once (config/draining.py)."""
     keys = merchant_create(name="Draining", email="owner@draining.test").keys["test"]
-    beatruns.record("webhooks.tasks.deliver_due", last_sent_at=timezone.now())
-    port = free_port()
-    base = f"http://127.0.0.1:{port}"
-    server = granian(port, workers=1)
-    try:
-        wait_until_serving(base, server)
+    with serving(workers=1) as (server, base):
         in_flight, answers = slow_payment_in_flight(base, keys)
         # To the whole group, as systemd stops a unit; apart, so that the worker handles each
         # on its own rather than merged with the next.
@@ -169,5 +164,3 @@ def test_repeated_sigterms_to_a_worker_still_let_its_request_finish():
         in_flight.join()
         assert answers[0].status_code == 201, answers[0].text
         assert server.wait(30) == 0
-    finally:
-        stop(server)
