@@ -36,11 +36,26 @@ migrate: install .env
 # scripts/supervise.py when it dies; Ctrl-C stops them all. honcho reads no .env of its own
 # (--env /dev/null): settings read it, under the real environment. honcho hands each process a
 # PORT of its own (5000, 5100, ...), so the origin in links is set here, for all of them.
+WEB_HOST ?= 127.0.0.1
+define start-every-process
+	$(PY) manage.py clear_metrics --verbosity 0
+	VENV=$(VENV) WEB_HOST=$(WEB_HOST) WEB_PORT=$(PORT) \
+		PUBLIC_BASE_URL=$${PUBLIC_BASE_URL:-http://$(WEB_HOST):$(PORT)} \
+		$(VENV)/bin/honcho start -f Procfile --env /dev/null
+endef
+
+# A laptop: install, migrate, then every process.
 run: migrate
 	$(PY) manage.py collectstatic --noinput --verbosity 0
-	$(PY) manage.py clear_metrics --verbosity 0
-	VENV=$(VENV) WEB_PORT=$(PORT) PUBLIC_BASE_URL=$${PUBLIC_BASE_URL:-http://127.0.0.1:$(PORT)} \
-		$(VENV)/bin/honcho start -f Procfile --env /dev/null
+	$(start-every-process)
+
+# One node from an installed release (scripts/install.sh): every process, installing nothing
+# and migrating nothing (the release step, `manage.py migrate`, runs once per release;
+# docs/production.md "Processes"). Where web listens: WEB_HOST and PORT, e.g.
+# `make serve VENV=/opt/venv WEB_HOST=0.0.0.0 PORT=8000 PUBLIC_BASE_URL=https://pay.example.com`.
+.PHONY: serve
+serve:
+	$(start-every-process)
 
 test: install-test
 	bash scripts/test.sh

@@ -25,7 +25,7 @@ from django.conf import settings
 from django.db import connection
 from django.db.migrations.loader import MigrationLoader
 from django.db.migrations.recorder import MigrationRecorder
-from django.http import HttpResponse
+from django.http import HttpResponse, HttpResponseBadRequest
 from django.utils import timezone
 from health_check import checks
 from health_check.base import HealthCheck
@@ -128,8 +128,17 @@ class Draining(HealthCheck):
             raise ServiceUnavailable("shutting down: finishing the requests in flight")
 
 
-def readiness_checks() -> list:
-    found: list = [Draining, Database, Migrations]
+# What a load balancer checks (`/readyz?scope=node`, deploy/haproxy.cfg): only what is wrong
+# with this node and not with its neighbours. The broker, beat and the webhook backlog are
+# shared by the whole fleet: failing them would take every node out at once, while the API
+# serves without them (docs/production.md "Health checks").
+NODE_CHECKS = [Draining, Database, Migrations]
+
+
+def readiness_checks(scope: str = "") -> list:
+    found: list = list(NODE_CHECKS)
+    if scope == "node":
+        return found
     if settings.REDIS_URL:
         url, options = settings.REDIS_URL, settings.REDIS_CLIENT_OPTIONS
         found.append((BrokerRedis, {"client_factory": lambda: AsyncRedis.from_url(url, **options)}))
@@ -145,37 +154,47 @@ def readiness_checks() -> list:
 # Threads for the checks, kept across probes: a check that hangs past its timeout (a database
 # that accepts and never answers) keeps its thread, but the probe answers on time.
 _EXECUTOR = ThreadPoolExecutor(max_workers=8, thread_name_prefix="readyz")
-_state = {"ready": True}
+_ready: dict[str, bool] = {}  # by scope
+
+
+SCOPES = ("", "node")
 
 
 class ReadyView(HealthCheckView):
     def get_checks(self):
-        self.checks = readiness_checks()
+        self.checks = readiness_checks(self.request.GET.get("scope", ""))
         return super().get_checks()
 
     def get_executor(self):
         return contextlib.nullcontext(_EXECUTOR)
 
     async def get(self, request, *args, **kwargs):
+        scope = request.GET.get("scope", "")
+        if scope not in SCOPES:
+            return HttpResponseBadRequest(
+                "scope: 'node' (what a load balancer checks) or absent (every check)\n",
+                content_type="text/plain; charset=utf-8",
+            )
         response = await super().get(request, *args, **kwargs)
         ready = response.status_code < HTTPStatus.INTERNAL_SERVER_ERROR
         if not ready:
             response.status_code = HTTPStatus.SERVICE_UNAVAILABLE  # what probes and LBs expect
             response._has_been_logged = True  # Django would log every probe as an error
-        _log_change(ready, self.results)
+        _log_change(scope, ready, self.results)
         return response
 
 
-def _log_change(ready: bool, results) -> None:
-    """One line when this process's readiness changes, not one per probe."""
-    if ready == _state["ready"]:
+def _log_change(scope: str, ready: bool, results) -> None:
+    """One line when this process's readiness (in a scope) changes, not one per probe."""
+    if ready == _ready.setdefault(scope, True):
         return
-    _state["ready"] = ready
+    _ready[scope] = ready
+    named = f" (scope={scope})" if scope else ""
     if ready:
-        log.warning("ready again")
+        log.warning("ready again%s", named)
     else:
         failed = [f"{result.check!r}: {result.error}" for result in results if result.error]
-        log.warning("not ready: %s", "; ".join(failed))
+        log.warning("not ready%s: %s", named, "; ".join(failed))
 
 
 def healthz(request) -> HttpResponse:
