@@ -311,6 +311,8 @@ def main() -> None:
     if done.returncode:
         raise SystemExit(done.stderr)
     keys = json.loads(done.stdout)
+    # A SIGTERM (a background run cannot be interrupted) stops what was started, too.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit("terminated"))
     started = start_service(args, env)
     try:
         results = []
