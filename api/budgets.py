@@ -18,7 +18,6 @@ mode is read from the key's prefix before any lookup: shedding costs no HMAC and
 """
 
 import logging
-import sys
 import threading
 import time
 import uuid
@@ -252,16 +251,10 @@ _busy = [0]
 
 class LoadShedMiddleware:
     """Counts the requests this process is running; refuses `/v1` ones of a lower priority
-    while too many are (429 `rate_limit_exceeded`, `Retry-After: 1`). Built once per web
-    process: it also sets how long a thread keeps the GIL while another waits for it."""
+    while too many are (429 `rate_limit_exceeded`, `Retry-After: 1`)."""
 
     def __init__(self, get_response):
         self.get_response = get_response
-        # A request gives up the GIL at each I/O (Redis, the database, the socket) and waits
-        # to get it back for up to the switch interval while other threads run Python: with
-        # Python's 5 ms, a live request's ~10 waits behind a flood's refusals in the same
-        # process cost it tens of ms (docs/request-safety.md "Budgets").
-        sys.setswitchinterval(settings.WEB_SWITCH_INTERVAL_MS / 1000)
 
     def __call__(self, request):
         with _busy_lock:

@@ -584,9 +584,3 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
 LOGGING["loggers"]["axes"] = {"level": "WARNING"}  # lockouts, not every attempt
-
-# --- Noisy neighbours (issue 20; api/budgets.py, docs/request-safety.md "Budgets") ---
-# How long a web thread keeps the GIL while another waits for it (Python's default: 5 ms).
-WEB_SWITCH_INTERVAL_MS = env.float("WEB_SWITCH_INTERVAL_MS", default=1.0)
-if not 0 < WEB_SWITCH_INTERVAL_MS <= 100:
-    raise ImproperlyConfigured("WEB_SWITCH_INTERVAL_MS must be above 0 and at most 100.")

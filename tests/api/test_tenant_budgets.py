@@ -1,13 +1,11 @@
 """A merchant's concurrency budget per mode, with a cost per request, and the load shedder
 that keeps a process's last threads for live keys (issue 20 item 4; api/budgets.py)."""
 
-import sys
 import threading
 import time
 
 import pytest
 from django.core.cache import caches
-from django.core.handlers.wsgi import WSGIHandler
 from django.db import connection
 
 from api import budgets
@@ -231,16 +229,3 @@ def test_a_budget_that_would_refuse_everything_refuses_to_start(setting):
     result = import_settings(DEBUG="true", **setting)
     assert result.returncode != 0
     assert "API_CONCURRENCY_" in result.stderr
-
-
-def test_a_web_process_passes_the_gil_on_at_the_configured_interval(settings):
-    """A live request waits for the GIL after each of its I/O returns while other threads of
-    its process run Python: for up to Python's 5 ms each time, unless the process says less."""
-    settings.WEB_SWITCH_INTERVAL_MS = 2.0
-    previous = sys.getswitchinterval()
-    sys.setswitchinterval(0.005)
-    try:
-        WSGIHandler()  # builds the middleware, as each web process does once
-        assert sys.getswitchinterval() == pytest.approx(0.002)
-    finally:
-        sys.setswitchinterval(previous)
