@@ -4,7 +4,7 @@ imports here)."""
 import logging
 import re
 
-from api.carddata import REDACTED, redact
+from api.cardnumbers import REDACTED, redact
 
 # API keys and webhook secrets as they are issued (spec/decisions.md "Neutral names"),
 # whatever their length: a key pasted into an Idempotency-Key, or quoted by an exception,
@@ -14,7 +14,7 @@ SECRET_SHAPED = re.compile(r"(svc_(?:[sp]k_(?:test|live)|whsec)_)[0-9A-Za-z]+")
 
 def redact_log_text(text: str) -> str:
     """Text as the logs may hold it: key- and secret-shaped strings and card-shaped ones
-    (the raw-card guard's rule, `api.carddata.redact`) replaced."""
+    (the raw-card guard's rule, `api.cardnumbers.redact`) replaced."""
     if "svc_" in text:
         text = SECRET_SHAPED.sub(rf"\1{REDACTED}", text)
     return redact(text)

@@ -20,7 +20,8 @@ sys.path.insert(0, str(ROOT))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 os.environ.setdefault("DEBUG", "true")
 
-from api.carddata import find_card_data, luhn_valid  # noqa: E402
+from api.carddata import find_card_data  # noqa: E402
+from api.cardnumbers import luhn_valid  # noqa: E402
 from api.errors import ValidationFailed  # noqa: E402
 from api.parsers import MAX_BODY_CONTAINERS, refuse_overcomplex_body  # noqa: E402
 

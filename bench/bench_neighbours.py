@@ -11,15 +11,22 @@ alone, then during each attack, one at a time, then all together, alone again af
 - unknown keys: one address floods made-up secret keys.
 
 Each attack is `--connections` closed-loop keep-alive connections from a second process; bob
-is measured from a third. The bench talks to the service as a proxy would: it sends
-`X-Forwarded-For` (the attacker's address, bob's customers' own) and the service trusts
-127.0.0.1 as its proxy (API_TRUSTED_PROXIES). Reported: bob's p50 and p99 and their ratios to
-the mean of the "alone" phases just before and after (the goal: p99 <= 2x), bob's customers'
-token creations that succeeded, and what the attackers were answered.
+is measured from a third. `--shape` says what stands in front of the service:
+- `direct`: nothing, the bench talks to granian;
+- `proxy`: haproxy with the app's deploy/haproxy.cfg as it is written, one pool behind it;
+- `routed` (the default): the same, plus a second `serve.py web` (1 worker) for test mode,
+  named to haproxy as NODE1_TEST: test keys go to it (docs/request-safety.md "Test mode on
+  its own processes"). An app whose haproxy.cfg has no such rule serves as `proxy`.
+The bench sends `X-Forwarded-For` (the attacker's address, bob's customers' own), which the
+proxy passes on, and the service trusts 127.0.0.1 as its proxy (API_TRUSTED_PROXIES).
+Reported: bob's p50 and p99 and their ratios to the mean of the "alone" phases just before and
+after (the goal: p99 <= 2x), bob's customers' token creations that succeeded, and what the
+attackers were answered.
 
     make bench                               # every bench/bench_*.py
     .venv/bin/python bench/bench_neighbours.py --seconds 10
     .venv/bin/python bench/bench_neighbours.py --app /path/to/other/checkout   # before/after
+    .venv/bin/python bench/bench_neighbours.py --shape proxy    # the same without the test pool
 
 BENCH_DATABASE_URL (a database it may drop and recreate) and BENCH_REDIS_URL as
 bench_payments.py.
@@ -30,6 +37,7 @@ import itertools
 import json
 import os
 import secrets
+import shutil
 import signal
 import string
 import subprocess
@@ -78,10 +86,47 @@ print(json.dumps(keys))
 def service_env(args) -> dict:
     return {
         **production_env(args),
-        "API_TRUSTED_PROXIES": "127.0.0.1/32",  # the bench stands in for the proxy
-        "WEB_PORT": str(args.port),
+        "API_TRUSTED_PROXIES": "127.0.0.1/32",  # the bench (or haproxy before it) is the proxy
+        "WEB_PORT": str(args.port if args.shape == "direct" else args.port + 1),
         "VENV": str(ROOT / ".venv"),
     }
+
+
+def start_service(args, env: dict) -> list[subprocess.Popen]:
+    """The web pool, and by `--shape` the test-mode pool and haproxy in front: `args.port`
+    is where the bench sends every request."""
+    started = [start_web(env, int(env["WEB_PORT"]))]
+    if args.shape == "direct":
+        return started
+    proxy_env = {"LB_BIND": f"127.0.0.1:{args.port}", "NODE1": f"127.0.0.1:{args.port + 1}"}
+    proxy_env["NODE2"] = proxy_env["NODE1"]  # one pool: the Procfile's two workers
+    if args.shape == "routed":
+        test_env = {**env, "WEB_PORT": str(args.port + 2), "WEB_WORKERS": "1"}
+        started.append(start_web(test_env, args.port + 2))
+        proxy_env["NODE1_TEST"] = f"127.0.0.1:{args.port + 2}"
+    config = Path(env["PYTHONPATH"]) / "deploy" / "haproxy.cfg"
+    started.append(
+        subprocess.Popen(
+            [shutil.which("haproxy"), "-db", "-f", str(config)],
+            env={**os.environ, **proxy_env},
+            start_new_session=True,
+        )
+    )
+    wait_until_serving(args.port)
+    time.sleep(3)  # haproxy's health checks (rise 2, 1 s apart) find the pools up
+    return started
+
+
+def wait_until_serving(port: int) -> bool:
+    for _ in range(300):
+        try:
+            conn = HTTPConnection("127.0.0.1", port, timeout=1)
+            conn.request("GET", "/v1/payments")
+            conn.getresponse().read()
+            return True
+        except OSError:
+            time.sleep(0.1)
+    return False
 
 
 def start_web(env: dict, port: int) -> subprocess.Popen:
@@ -94,14 +139,8 @@ def start_web(env: dict, port: int) -> subprocess.Popen:
         env=env,
         start_new_session=True,
     )
-    for _ in range(300):
-        try:
-            conn = HTTPConnection("127.0.0.1", port, timeout=1)
-            conn.request("GET", "/v1/payments")
-            conn.getresponse().read()
-            return web
-        except OSError:
-            time.sleep(0.1)
+    if wait_until_serving(port):
+        return web
     stop_web(web)
     raise SystemExit("the web process did not start")
 
@@ -260,6 +299,7 @@ def main() -> None:
     parser.add_argument("--connections", type=int, default=4, help="per attack")
     parser.add_argument("--warmup", type=float, default=1.0)
     parser.add_argument("--cooldown", type=float, default=3.0)
+    parser.add_argument("--shape", choices=["direct", "proxy", "routed"], default="routed")
     args = parser.parse_args()
 
     env = service_env(args)
@@ -271,7 +311,9 @@ def main() -> None:
     if done.returncode:
         raise SystemExit(done.stderr)
     keys = json.loads(done.stdout)
-    web = start_web(env, args.port)
+    # A SIGTERM (a background run cannot be interrupted) stops what was started, too.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit("terminated"))
+    started = start_service(args, env)
     try:
         results = []
         for name, kinds in PHASES:
@@ -279,12 +321,14 @@ def main() -> None:
             print(f"{name}: done", file=sys.stderr, flush=True)
         report(args, results)
     finally:
-        stop_web(web)
+        for process in reversed(started):
+            stop_web(process)
 
 
 def stop_web(web: subprocess.Popen) -> None:
     """SIGTERM to the supervisor, which passes it to granian (a signal to the whole group
-    would reach granian's workers first, and granian would respawn them)."""
+    would reach granian's workers first, and granian would respawn them); haproxy stops on
+    it too."""
     web.send_signal(signal.SIGTERM)
     try:
         web.wait(timeout=30)
@@ -293,7 +337,10 @@ def stop_web(web: subprocess.Popen) -> None:
 
 
 def report(args, results) -> None:
-    print(f"app: {args.app}; {args.seconds:.0f} s a phase, {args.connections} connections each")
+    print(
+        f"app: {args.app}; shape {args.shape}; {args.seconds:.0f} s a phase, "
+        f"{args.connections} connections each"
+    )
     print(f"load average: {os.getloadavg()[0]:.1f}")
     print("| phase | bob p50 ms | bob p99 ms | p50 ratio | p99 ratio | bob's answers | "
           "customers' tokens (201 of all) | attackers' answers |")  # fmt: skip

@@ -8,7 +8,7 @@ from hypothesis import HealthCheck, given
 from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 
-from api.carddata import luhn_valid
+from api.cardnumbers import luhn_valid
 from api.ids import CROCKFORD
 from api.parsers import MAX_BODY_CONTAINERS
 from tests.api.test_conventions import error_of

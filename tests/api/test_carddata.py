@@ -5,7 +5,8 @@ import unicodedata
 
 import pytest
 
-from api.carddata import ASCII_EQUIVALENTS, INVISIBLE, find_card_data, luhn_valid, redact
+from api.carddata import find_card_data
+from api.cardnumbers import ASCII_EQUIVALENTS, INVISIBLE, luhn_valid, redact
 
 VISA = "4242424242424242"
 AMEX = "378282246310005"  # 15 digits
