@@ -1,6 +1,6 @@
 from django.db import migrations, models
 
-from api.schema import AddIndexConcurrently
+from infra.schema import AddIndexConcurrently
 
 
 class Migration(migrations.Migration):
