@@ -291,8 +291,10 @@ class WebhookRecovery(serializers.Serializer):
 
 
 class RecoverRequest(serializers.Serializer):
-    since = serializers.DateTimeField(
-        help_text="Events created at or after this time (RFC 3339, or unix seconds); not future."
+    since = serializers.CharField(
+        max_length=64,
+        help_text="Events created at or after this time: RFC 3339 with a zone, or unix seconds; "
+        "not in the future.",
     )
     starting_after = serializers.CharField(
         required=False,

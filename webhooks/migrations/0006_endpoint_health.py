@@ -35,6 +35,7 @@ class Migration(migrations.Migration):
             name='HealthBucket',
             fields=[
                 ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
+                ('endpoint', models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='+', to='webhooks.webhookendpoint')),
                 ('starts', models.DateTimeField()),
                 ('delivered', models.PositiveIntegerField(default=0)),
                 ('failed', models.PositiveIntegerField(default=0)),
@@ -44,6 +45,7 @@ class Migration(migrations.Migration):
             name='StatusChange',
             fields=[
                 ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
+                ('endpoint', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='status_changes', to='webhooks.webhookendpoint')),
                 ('action', models.CharField(choices=[('warned', 'Warned'), ('disabled', 'Disabled'), ('enabled', 'Enabled'), ('recovered', 'Recovered')], max_length=16)),
                 ('actor', models.CharField(max_length=150)),
                 ('detail', models.TextField(blank=True, default='')),
@@ -59,24 +61,9 @@ class Migration(migrations.Migration):
             name='disabled_at',
             field=models.DateTimeField(blank=True, null=True),
         ),
-        migrations.AlterField(
-            model_name='delivery',
-            name='status',
-            field=models.CharField(choices=[('pending', 'Pending'), ('delivered', 'Delivered'), ('dead_lettered', 'Dead Lettered'), ('canceled', 'Canceled'), ('held', 'Held')], default='pending', max_length=16),
-        ),
         migrations.AddIndex(
             model_name='endpointhealth',
             index=models.Index(condition=models.Q(('undigested_dead_letters__gt', 0)), fields=['endpoint'], name='health_digest_due'),
-        ),
-        migrations.AddField(
-            model_name='healthbucket',
-            name='endpoint',
-            field=models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='+', to='webhooks.webhookendpoint'),
-        ),
-        migrations.AddField(
-            model_name='statuschange',
-            name='endpoint',
-            field=models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='status_changes', to='webhooks.webhookendpoint'),
         ),
         migrations.AddIndex(
             model_name='healthbucket',
