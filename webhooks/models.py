@@ -124,6 +124,12 @@ class Delivery(models.Model):
                 condition=Q(status="pending", enqueued_until__isnull=False),
                 name="delivery_nudged",
             ),
+            # Dead letters (the admin's list, requeue_dead_letters): a few among millions.
+            models.Index(
+                fields=["event", "endpoint"],
+                condition=Q(status="dead_lettered"),
+                name="delivery_dead_letter",
+            ),
         ]
 
     def __str__(self):
@@ -157,6 +163,10 @@ class Attempt(models.Model):
     class Meta:
         constraints = [
             models.UniqueConstraint(fields=["delivery", "attempt"], name="attempt_numbers_unique")
+        ]
+        # An endpoint's latest attempts (its health in the admin), without sorting them all.
+        indexes = [
+            models.Index(fields=["endpoint", "-attempted_at"], name="attempt_endpoint_recent")
         ]
 
     def __str__(self):

@@ -1,0 +1,32 @@
+"""Dead letters (the admin's list and count, requeue_dead_letters) read delivery_dead_letter,
+a partial index of the few deliveries that are, not every delivery; an endpoint's latest
+attempts (its health on the admin's page) read attempt_endpoint_recent instead of sorting all
+of them (docs/data.md)."""
+
+from django.db import migrations, models
+
+from api.schema import AddIndexConcurrently
+
+
+class Migration(migrations.Migration):
+    # CREATE INDEX CONCURRENTLY runs outside a transaction (no table lock while it builds).
+    atomic = False
+
+    dependencies = [
+        ("webhooks", "0005_config_revision_triggers"),
+    ]
+
+    operations = [
+        AddIndexConcurrently(
+            model_name="delivery",
+            index=models.Index(
+                condition=models.Q(("status", "dead_lettered")),
+                fields=["event", "endpoint"],
+                name="delivery_dead_letter",
+            ),
+        ),
+        AddIndexConcurrently(
+            model_name="attempt",
+            index=models.Index(fields=["endpoint", "-attempted_at"], name="attempt_endpoint_recent"),
+        ),
+    ]
