@@ -28,12 +28,14 @@ import argparse
 import json
 import logging
 import os
+import re
 import statistics
 import sys
 import time
 from pathlib import Path
 
 import psycopg
+import scale_reports  # noqa: E402
 from bench_payments import recreate_database  # noqa: E402  (run as a script: bench/ is on sys.path)
 from psycopg import sql
 from scale_fill import fill  # noqa: E402
@@ -319,9 +321,11 @@ def main() -> None:
     parser.add_argument(
         "--only", default="api,reads,admin,beat", help="of api (lists), reads, admin, beat"
     )
+    parser.add_argument("--pages", default="", help="only the pages and tasks matching this")
     parser.add_argument("--json", type=Path, help="also write the figures here")
     args = parser.parse_args()
     url = os.environ.get("BENCH_SCALE_DATABASE_URL", DEFAULT_URL)
+    scale_reports.ONLY = re.compile(args.pages)
     if not args.reuse:
         recreate_database(url)
     setup_django(url)

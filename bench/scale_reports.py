@@ -6,11 +6,13 @@ in a transaction rolled back afterwards. The queries each page or task really ra
 BUFFERS), in a transaction rolled back): rows examined (what its scans read, filtered rows
 included), rows returned, pages touched, and the scan of its worst query."""
 
+import re
 import statistics
 import time
 
 import psycopg
 
+ONLY = re.compile("")  # bench_scale --pages: the pages and tasks whose name matches
 SKIPPED = ("SAVEPOINT", "RELEASE", "ROLLBACK", "BEGIN", "COMMIT", "SET ", "SHOW ")
 MAX_CHOICES = 12  # a filter with more (currencies) is sampled: FEW_CHOICES
 FEW_CHOICES = ("eur", "kwd", "chf")  # common, rare, absent in the benchmark's data
@@ -193,7 +195,7 @@ def pages_report(kind: str, url: str, client, pages, repeat: int) -> list[dict]:
     """Each (name, path) of `pages` fetched by `client`, timed, its queries explained."""
     results, seen = [], set()
     for name, target in pages:
-        if target in seen:
+        if target in seen or not ONLY.search(name):
             continue
         seen.add(target)
         ms, statements = page(client, target, repeat)
@@ -254,6 +256,8 @@ def beat_report(url: str, seconds: float) -> list[dict]:
     defaults["seconds"] = seconds
     results = []
     for name, task in beat_tasks():
+        if not ONLY.search(name):
+            continue
         ms, statements = captured(lambda task=task: run_rolled_back(task))
         results.append(summary("beat", name, ms, explain_all(url, statements)))
         show(results[-1])

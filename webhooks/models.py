@@ -124,6 +124,9 @@ class Delivery(models.Model):
                 condition=Q(status="pending", enqueued_until__isnull=False),
                 name="delivery_nudged",
             ),
+            # An endpoint's deliveries newest first (the admin's list of an endpoint or a
+            # merchant, and its capped count), never a sort of them all.
+            models.Index(fields=["endpoint", "-id"], name="delivery_endpoint_list"),
             # Dead letters (the admin's list, requeue_dead_letters): a few among millions.
             models.Index(
                 fields=["event", "endpoint"],
