@@ -335,7 +335,7 @@ def main() -> None:
     from accounts.services import api_key_issue, merchant_create
     from payments import selectors
 
-    migrate("")
+    print(f"migrate (CREATE INDEX CONCURRENTLY where new): {migrate(''):.1f} s", flush=True)
     if not args.reuse:
         small = merchant_create(name="small", email="small@example.test").merchant
         big = merchant_create(name="big", email="big@example.test").merchant
