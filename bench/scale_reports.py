@@ -4,7 +4,8 @@ page, fetched through Django's test client logged in as a superuser; and every b
 in a transaction rolled back afterwards. The queries each page or task really ran are captured
 (CaptureQueriesContext) and each is explained on a connection of its own (EXPLAIN (ANALYZE,
 BUFFERS), in a transaction rolled back): rows examined (what its scans read, filtered rows
-included), rows returned, pages touched, and the scan of its worst query."""
+included), rows returned, pages touched, the time the queries took in PostgreSQL (their
+EXPLAIN ANALYZE execution), and the scan of its worst query."""
 
 import re
 import statistics
@@ -85,6 +86,7 @@ def summary(kind: str, name: str, ms: float, plans: list[dict]) -> dict:
         "kind": kind,
         "name": name,
         "ms": round(ms, 2),
+        "db_ms": round(sum(p["ms"] for p in plans), 2),  # the queries' own execution
         "queries": len(plans),
         "rows_examined": sum(p["rows_examined"] for p in plans),
         "rows_returned": sum(p["rows_returned"] for p in plans),
@@ -99,6 +101,7 @@ def summary(kind: str, name: str, ms: float, plans: list[dict]) -> dict:
 def show(result: dict) -> None:
     print(
         f"{result['kind']:6} {result['name'][:78]:78} {result['ms']:8.1f} ms"
+        f" (queries {result['db_ms']:7.1f} ms)"
         f"  q{result['queries']:3}  examined {result['rows_examined']:>10,}"
         f"  returned {result['rows_returned']:>7,}  pages {result['pages']:>8,}"
         f"  worst: {result['worst_scan']}",
