@@ -25,7 +25,6 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 
 from accounts.models import Merchant
-from api.admin_paging import CappedPaginator  # noqa: F401  (the rooms' admins import it here)
 from api.errors import ServiceError
 
 CONFIRMED = "confirmed"  # the field the confirmation page posts back

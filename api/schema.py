@@ -54,36 +54,35 @@ def drop_index_concurrently(name: str, table: str, columns: str) -> migrations.R
     return migrations.RunPython(forwards, backwards)
 
 
-class RemoveIndexConcurrently(PostgresRemoveIndexConcurrently):
-    """DROP INDEX CONCURRENTLY on PostgreSQL (AddIndexConcurrently's reverse), a plain one on
-    the embedded SQLite. Its migration must say `atomic = False`."""
+class ConcurrentlyOnPostgresql:
+    """An index operation CONCURRENTLY on PostgreSQL (its migration must say `atomic =
+    False`), and `plain` elsewhere: the embedded SQLite has no such thing and small tables."""
+
+    plain: type
 
     def database_forwards(self, app_label, schema_editor, from_state, to_state):
         if schema_editor.connection.vendor == "postgresql":
             return super().database_forwards(app_label, schema_editor, from_state, to_state)
-        return RemoveIndex.database_forwards(self, app_label, schema_editor, from_state, to_state)
+        return self.plain.database_forwards(self, app_label, schema_editor, from_state, to_state)
 
     def database_backwards(self, app_label, schema_editor, from_state, to_state):
         if schema_editor.connection.vendor == "postgresql":
             return super().database_backwards(app_label, schema_editor, from_state, to_state)
-        return RemoveIndex.database_backwards(self, app_label, schema_editor, from_state, to_state)
+        return self.plain.database_backwards(self, app_label, schema_editor, from_state, to_state)
 
 
-class AddIndexConcurrently(PostgresAddIndexConcurrently):
+class AddIndexConcurrently(ConcurrentlyOnPostgresql, PostgresAddIndexConcurrently):
     """CREATE INDEX CONCURRENTLY on PostgreSQL: writers are not blocked while it builds (a
-    plain CREATE INDEX locks the table against writes for the whole build). Its migration
-    must say `atomic = False`. On the embedded SQLite, which has no such thing and holds
-    small tables, a plain index."""
+    plain CREATE INDEX locks the table against writes for the whole build)."""
 
-    def database_forwards(self, app_label, schema_editor, from_state, to_state):
-        if schema_editor.connection.vendor == "postgresql":
-            return super().database_forwards(app_label, schema_editor, from_state, to_state)
-        return AddIndex.database_forwards(self, app_label, schema_editor, from_state, to_state)
+    plain = AddIndex
 
-    def database_backwards(self, app_label, schema_editor, from_state, to_state):
-        if schema_editor.connection.vendor == "postgresql":
-            return super().database_backwards(app_label, schema_editor, from_state, to_state)
-        return AddIndex.database_backwards(self, app_label, schema_editor, from_state, to_state)
+
+class RemoveIndexConcurrently(ConcurrentlyOnPostgresql, PostgresRemoveIndexConcurrently):
+    """DROP INDEX CONCURRENTLY on PostgreSQL (a plain DROP INDEX waits for, then blocks,
+    every query on the table)."""
+
+    plain = RemoveIndex
 
 
 def on_postgresql(sql: str, reverse_sql: str) -> migrations.RunPython:

@@ -9,7 +9,6 @@ from django.utils.html import format_html, format_html_join
 
 from accounts.admin import MerchantAdmin
 from accounts.backoffice import (
-    CappedPaginator,
     ConfirmForm,
     FixedChoicesFilter,
     MerchantFirstAdmin,
@@ -19,6 +18,7 @@ from accounts.backoffice import (
     utc,
 )
 from accounts.models import Merchant
+from api.admin_paging import CappedPaginator
 from api.currencies import CURRENCY_EXPONENTS, format_amount
 from payments.erasure import customer_erase
 from payments.fees import InvalidSchedule, parse_schedule

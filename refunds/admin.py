@@ -9,13 +9,13 @@ from django.contrib.admin.utils import unquote
 from django.utils.html import format_html, format_html_join
 
 from accounts.backoffice import (
-    CappedPaginator,
     MerchantFirstAdmin,
     ObjectAction,
     admin_url,
     merchant_name,
     user_may,
 )
+from api.admin_paging import CappedPaginator
 from api.currencies import format_amount
 from events.models import Event
 from payments.admin import (

@@ -6,7 +6,6 @@ from django.db.models import OuterRef, Q, Subquery
 from django.utils.html import format_html
 
 from accounts.backoffice import (
-    CappedPaginator,
     FixedChoicesFilter,
     MerchantFilter,
     MerchantFirstAdmin,
@@ -19,6 +18,7 @@ from accounts.backoffice import (
     utc,
 )
 from accounts.models import Merchant
+from api.admin_paging import CappedPaginator
 from api.errors import ProcessingFailed
 from events.catalogue import EVENT_TYPES
 from events.models import Event
