@@ -321,6 +321,7 @@ def main() -> None:
     parser.add_argument(
         "--only", default="api,reads,admin,beat", help="of api (lists), reads, admin, beat"
     )
+    parser.add_argument("--phases", default="generic,after", help="of the api report")
     parser.add_argument("--pages", default="", help="only the pages and tasks matching this")
     parser.add_argument("--json", type=Path, help="also write the figures here")
     args = parser.parse_args()
@@ -356,8 +357,8 @@ def main() -> None:
 
     results = []
     if "api" in args.only:
-        results += run_phase("generic", args, url, merchants, clients, cases)
-        results += run_phase("after", args, url, merchants, clients, cases)
+        for phase in args.phases.split(","):
+            results += run_phase(phase, args, url, merchants, clients, cases)
     if args.rounds and "api" in args.only:
         plan_cost(args, merchants["small"])
     if "reads" in args.only:
