@@ -75,6 +75,13 @@ class RequestLogEntry(models.Model):
                 condition=models.Q(idempotency_key__isnull=False),
                 name="requestlog_idempotency_key",
             ),
+            # `status=4xx`, `5xx` or `402`: the few failed requests among a month of them,
+            # not a walk of every entry (docs/data.md). Written only for failed requests.
+            models.Index(
+                fields=["merchant_id", "livemode", "-id"],
+                condition=models.Q(status__gte=400),
+                name="requestlog_errors",
+            ),
         ]
 
     def __str__(self):

@@ -13,6 +13,7 @@ from rest_framework.response import Response
 
 from api.errors import ValidationFailed
 from api.fields import parse_time_filter
+from api.ids import created_window
 from api.logfilters import redact_log_text
 from api.models import RequestLogEntry
 from api.openapi import ERROR_TYPES, PAGE_PARAMETERS, QUERY_STRING, ObjectName, list_of
@@ -143,9 +144,11 @@ class RequestLogList(ServiceAPIView):
         responses={200: list_of(RequestLog, "RequestLogList")},
     )
     def get(self, request):
+        filters = parse_filters(request.query_params)
+        window = created_window(
+            "req", filters.pop("created__gte", None), filters.pop("created__lt", None)
+        )
         entries = RequestLogEntry.objects.filter(
-            merchant_id=request.merchant.id,
-            livemode=request.livemode,
-            **parse_filters(request.query_params),
+            window, merchant_id=request.merchant.id, livemode=request.livemode, **filters
         )
         return Response(self.paginated(entries, id_prefix="req", serialize=entry_to_dict))

@@ -8,6 +8,11 @@ the longest batch (its transaction is all a purge ever holds), and the events le
 must be exactly the young half. The floor: a primary-key read of one young event.
 
     .venv/bin/python bench/bench_retention.py [--events 1000000]
+
+With --on URL, on a database filled already (bench_scale's, at 10M payments) and left as it
+is but for what one beat run purges: reads (an event by id, a merchant's newest page of
+events) timed with no purge running, then while one beat run purges beside them, in another
+connection: the purge's cost to requests.
 """
 
 import argparse
@@ -72,12 +77,61 @@ def fill(url: str, events: int) -> None:
         )
 
 
+def purge_beside_reads() -> None:
+    """One beat run of the purge in a thread while reads are timed; the same reads first
+    with nothing beside them (the floor)."""
+    import statistics
+    import threading
+
+    from django.db import connection
+
+    from events.models import Event
+    from webhooks.retention import events_purge
+
+    newest = Event.objects.order_by("-pk").first()
+    reads = [
+        lambda: Event.objects.get(pk=newest.pk),
+        lambda: list(
+            Event.objects.filter(merchant_id=newest.merchant_id, livemode=True).order_by("-pk")[:26]
+        ),  # fmt: skip
+    ]
+
+    def timed_reads(until) -> list[float]:
+        times = []
+        while until():
+            times += [_timed(read) * 1000 for read in reads]
+        return times
+
+    started = time.monotonic()
+    alone = timed_reads(lambda: time.monotonic() - started < 10)
+    done = {}
+
+    def purge():
+        began = time.perf_counter()
+        done["events"] = events_purge()
+        done["seconds"] = time.perf_counter() - began
+        connection.close()
+
+    purging = threading.Thread(target=purge)
+    purging.start()
+    beside = timed_reads(purging.is_alive)
+    for name, times in (("alone", alone), ("beside the purge", beside)):
+        median, p99 = statistics.median(times), statistics.quantiles(times, n=100)[98]
+        print(f"reads {name}: {len(times)}, median {median:.2f} ms, p99 {p99:.2f} ms")
+    print(
+        f"one beat run purged {done['events']} events (+ deliveries, attempts) in "
+        f"{done['seconds']:.1f} s: {done['events'] / done['seconds']:.0f} events/s"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--events", type=int, default=1_000_000)
+    parser.add_argument("--on", help="a database filled already: purge beside timed reads")
     args = parser.parse_args()
-    url = os.environ.get("BENCH_RETENTION_DATABASE_URL", DEFAULT_URL)
-    recreate_database(url)
+    url = args.on or os.environ.get("BENCH_RETENTION_DATABASE_URL", DEFAULT_URL)
+    if not args.on:
+        recreate_database(url)
     os.environ.update(
         DATABASE_URL=url,
         DEBUG="true",
@@ -92,6 +146,9 @@ def main() -> None:
     django.setup()
     from django.core.management import call_command
 
+    if args.on:
+        purge_beside_reads()
+        return
     call_command("migrate", verbosity=0)
     fill(url, args.events)
     from django.db import connection

@@ -28,86 +28,27 @@ import argparse
 import json
 import logging
 import os
+import re
 import statistics
 import sys
 import time
 from pathlib import Path
 
 import psycopg
+import scale_reports  # noqa: E402
 from bench_payments import recreate_database  # noqa: E402  (run as a script: bench/ is on sys.path)
 from psycopg import sql
+from scale_fill import fill  # noqa: E402
+from scale_reports import (  # noqa: E402
+    admin_report,
+    beat_report,
+    examined,
+    first_scan,
+    pages_report,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_URL = "postgres://postgres@127.0.0.1:5432/svc_scale_bench"
-CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
-SMALL_EVERY = 200  # one payment in 200 is the small merchant's
-DAY_MS = 86_400_000
-
-
-def _chars(value: str, bits: list[int]) -> str:
-    """SQL: the Crockford characters of `value` (a bigint expression) at these bit shifts."""
-    return " || ".join(f"substr('{CROCKFORD}', (({value} >> {b}) & 31)::int + 1, 1)" for b in bits)
-
-
-# A ULID made at `ms`, unique by the row number `i` (< 2^40) in its random part.
-ULID = (
-    _chars("ms", [5 * k for k in range(9, -1, -1)])
-    + " || '00000000' || "
-    + _chars("i", [5 * k for k in range(7, -1, -1)])
-)
-PAYMENTS = f"""
-INSERT INTO payments_payment (id, merchant_id, livemode, status, amount, amount_captured,
-    amount_refunded, currency, reference, capture_method, method_type, card, method_details,
-    customer, outcome, metadata, created, due_at)
-SELECT 'pay_' || {ULID}, CASE WHEN i %% {SMALL_EVERY} = 0 THEN %(small)s ELSE %(big)s END,
-    (i / 3) %% 5 <> 0, status, amount, CASE WHEN status IN ('captured', 'refunded',
-    'partially_refunded') THEN amount ELSE 0 END, 0, currency, 'order-' || i, 'automatic',
-    method, CASE WHEN method IN ('card', 'apple_pay', 'google_pay') THEN jsonb_build_object(
-    'brand', 'visa', 'last4', lpad((i %% 10000)::text, 4, '0'), 'bin', '424242', 'exp_month',
-    12, 'exp_year', 2099, 'funding', 'credit') END, '{{}}'::jsonb,
-    'cus_' || lpad((i %% 50000)::text, 26, '0'),
-    '{{"response_code": "00", "decline_code": null, "risk_score": 12}}'::jsonb, '{{}}'::jsonb,
-    to_timestamp(ms / 1000.0), CASE WHEN status IN ('pending', 'requires_action',
-    'authorized', 'processing') THEN now() + interval '30 days' END
-FROM (
-    SELECT i, ms, 100 + (i * 7919) %% 100000 AS amount,
-        CASE WHEN r2 < .60 THEN 'captured' WHEN r2 < .64 THEN 'refunded'
-             WHEN r2 < .66 THEN 'partially_refunded' WHEN r2 < .70 THEN 'authorized'
-             WHEN r2 < .78 THEN 'declined' WHEN r2 < .80 THEN 'failed'
-             WHEN r2 < .83 THEN 'canceled' WHEN r2 < .90 THEN 'expired'
-             WHEN r2 < .94 THEN 'pending' WHEN r2 < .97 THEN 'requires_action'
-             ELSE 'processing' END AS status,
-        CASE WHEN r3 < .5 THEN 'eur' WHEN r3 < .8 THEN 'usd' WHEN r3 < .95 THEN 'gbp'
-             WHEN r3 < .999 THEN 'jpy' ELSE 'kwd' END AS currency,
-        CASE WHEN r4 < .85 THEN 'card' WHEN r4 < .90 THEN 'apple_pay'
-             WHEN r4 < .94 THEN 'google_pay' WHEN r4 < .97 THEN 'ideal'
-             ELSE 'paypal' END AS method
-    FROM (
-        SELECT i, (extract(epoch FROM now()) * 1000)::bigint
-                  - (random() * 365 * {DAY_MS})::bigint AS ms,
-            random() AS r2, random() AS r3, random() AS r4
-        FROM generate_series(1, %(payments)s::bigint) AS i
-    ) AS drawn
-) AS payment
-"""
-# Each payment's events: payment.created, then the one of the status it is in (none for
-# pending); refund.failed has none at all (a type with no rows).
-EVENTS = """
-INSERT INTO events_event (id, merchant_id, livemode, type, api_version, resource_id, data,
-    created, dispatched_at)
-SELECT 'evt_' || substr(p.id, 5, 10) || k || substr(p.id, 16, 15), p.merchant_id, p.livemode,
-    CASE WHEN k = 0 THEN 'payment.created'
-         WHEN p.status IN ('refunded', 'partially_refunded') THEN 'refund.succeeded'
-         ELSE 'payment.' || p.status END,
-    '2026-01-01', p.id,
-    jsonb_build_object('object', jsonb_build_object('id', p.id, 'object', 'payment',
-        'status', p.status, 'amount', p.amount, 'currency', p.currency),
-        'previous_attributes', NULL),
-    p.created, p.created
-FROM payments_payment p, generate_series(0, 1) AS k
-WHERE k = 0 OR p.status <> 'pending'
-"""
-
 DAY = 86_400
 
 
@@ -133,23 +74,65 @@ def queries(now: float, customer: str, resource: str) -> list[tuple[str, str]]:
     ]
 
 
+def api_reads(merchant, now: float) -> list[tuple[str, str]]:
+    """(name, path) of the API's reads by id and its other lists, for `merchant`'s live key:
+    its oldest objects (the deepest in every index)."""
+    from api.models import RequestLogEntry
+    from events.models import Event
+
+    payment = merchant.payments.filter(livemode=True).order_by("pk").first()
+    refund = merchant.refunds.filter(livemode=True).order_by("pk").first()
+    event = Event.objects.filter(merchant=merchant, livemode=True).order_by("pk").first()
+    logged = RequestLogEntry.objects.filter(merchant_id=merchant.pk, livemode=True).first()
+    window = f"created[gte]={int(now - 21 * DAY)}&created[lte]={int(now - 20 * DAY)}"
+    paths = [
+        f"/v1/payments/{payment.pk}",
+        f"/v1/events/{event.pk}",
+        "/v1/webhook-endpoints",
+        "/v1/request-logs",
+        "/v1/request-logs?status=4xx",
+        "/v1/request-logs?path=/v1/payments",
+        f"/v1/request-logs?{window}",
+        f"/v1/request-logs?idempotency_key={logged.idempotency_key if logged else 'none'}",
+        f"/v1/request-logs?request_id={logged.pk if logged else 'req_none'}",
+    ]
+    if refund:
+        paths.append(f"/v1/refunds/{refund.pk}")
+    return [(f"{merchant.name:5} {path}", path) for path in paths]
+
+
+def admin_searches(merchants: dict) -> dict[str, list[str]]:
+    """What a support agent types into each changelist's search box, taken from the data:
+    the small merchant's oldest payment and what hangs off it, the big merchant's id."""
+    from events.models import Event
+    from refunds.models import Refund
+    from webhooks.models import Delivery
+
+    small, big = merchants["small"], merchants["big"]
+    payment = small.payments.order_by("pk").first()
+    event = Event.objects.filter(merchant=big).order_by("-pk").first()
+    delivery = Delivery.objects.order_by("pk").first()
+    refund = Refund.objects.filter(merchant=small).order_by("pk").first()
+    email = (payment.customer_details or {}).get("email", "nobody@example.test")
+    return {
+        "payments_payment": [payment.pk, payment.customer, email, "4242", "120.00", "order-7"],
+        "events_event": [event.pk, big.pk, payment.pk],
+        "webhooks_delivery": [delivery.pk, event.pk, delivery.endpoint_id, payment.pk],
+        "webhooks_deadletter": [delivery.pk, payment.pk],
+        "refunds_refund": [refund.pk, refund.payment_id] if refund else [],
+        "accounts_merchant": [small.pk, "small"],
+        "accounts_apikey": [big.pk, "big"],
+        "webhooks_webhookendpoint": [big.pk],
+        "api_requestlogentry": [big.pk],
+    }
+
+
 def size(text: str) -> int:
     text = text.lower().replace("_", "")
     for suffix, factor in (("m", 1_000_000), ("k", 1_000)):
         if text.endswith(suffix):
             return int(float(text[:-1]) * factor)
     return int(text)
-
-
-def fill(url: str, payments: int, small: str, big: str) -> None:
-    with psycopg.connect(url, autocommit=True) as conn:
-        started = time.monotonic()
-        conn.execute(PAYMENTS, {"payments": payments, "small": small, "big": big})
-        conn.execute(EVENTS)
-        conn.execute("VACUUM ANALYZE payments_payment")
-        conn.execute("VACUUM ANALYZE events_event")
-        events = conn.execute("SELECT count(*) FROM events_event").fetchone()[0]
-    print(f"filled {payments:,} payments, {events:,} events in {time.monotonic() - started:.0f} s")
 
 
 def setup_django(url: str) -> None:
@@ -209,15 +192,6 @@ def list_query(path: str, params: str, merchant, selectors):
     return queryset.order_by("-pk")[:26]
 
 
-def examined(node: dict) -> int:
-    """Rows a plan read: what each scan returned plus what its filters threw away."""
-    rows = 0
-    if "Scan" in node["Node Type"]:
-        kept = node["Actual Rows"] + node.get("Rows Removed by Filter", 0)
-        rows += (kept + node.get("Rows Removed by Index Recheck", 0)) * node["Actual Loops"]
-    return rows + sum(examined(child) for child in node.get("Plans", []))
-
-
 def explain(url: str, mode: str, queryset) -> tuple[int, int, str]:
     """The query prepared and run 6 times (past the threshold, as psycopg does), then
     EXPLAIN ANALYZE BUFFERS of a 7th run -> (rows examined, pages, plan's first scan)."""
@@ -238,12 +212,6 @@ def explain(url: str, mode: str, queryset) -> tuple[int, int, str]:
     top = plan["Plan"]
     pages = top.get("Shared Hit Blocks", 0) + top.get("Shared Read Blocks", 0)
     return examined(top), pages, ("generic: " if generic else "") + first_scan(top)
-
-
-def first_scan(node: dict) -> str:
-    if "Scan" in node["Node Type"]:
-        return f"{node['Node Type']} {node.get('Index Name', '')}".strip()
-    return next((first_scan(child) for child in node.get("Plans", [])), "")
 
 
 def timed(client, url: str, warm: int, repeat: int) -> float:
@@ -349,9 +317,16 @@ def main() -> None:
     parser.add_argument("--warm", type=int, default=6, help="requests before timing")
     parser.add_argument("--repeat", type=int, default=7)
     parser.add_argument("--rounds", type=int, default=3, help="of the plan-cost A/B; 0: none")
+    parser.add_argument("--fill-only", action="store_true", help="fill, report nothing")
+    parser.add_argument(
+        "--only", default="api,reads,admin,beat", help="of api (lists), reads, admin, beat"
+    )
+    parser.add_argument("--phases", default="generic,after", help="of the api report")
+    parser.add_argument("--pages", default="", help="only the pages and tasks matching this")
     parser.add_argument("--json", type=Path, help="also write the figures here")
     args = parser.parse_args()
     url = os.environ.get("BENCH_SCALE_DATABASE_URL", DEFAULT_URL)
+    scale_reports.ONLY = re.compile(args.pages)
     if not args.reuse:
         recreate_database(url)
     setup_django(url)
@@ -361,11 +336,13 @@ def main() -> None:
     from accounts.services import api_key_issue, merchant_create
     from payments import selectors
 
-    migrate("")
+    print(f"migrate (CREATE INDEX CONCURRENTLY where new): {migrate(''):.1f} s", flush=True)
     if not args.reuse:
         small = merchant_create(name="small", email="small@example.test").merchant
         big = merchant_create(name="big", email="big@example.test").merchant
         fill(url, args.payments, small.pk, big.pk)
+    if args.fill_only:
+        return
     merchants = {name: Merchant.objects.get(name=name) for name in ("small", "big")}
     clients = {}
     for name, merchant in merchants.items():
@@ -378,15 +355,21 @@ def main() -> None:
     )
     cases = queries(time.time(), oldest.customer, oldest.pk)
 
-    print(f"before: rolling the indexes back ({migrate('payments 0007', 'events 0004'):.1f} s)")
-    current, selectors.payment_list = selectors.payment_list, old_payment_list
-    results = run_phase("before", args, url, merchants, clients, cases)
-    selectors.payment_list = current
-    print(f"generic, after: migrating (CREATE INDEX CONCURRENTLY, {migrate(''):.1f} s)")
-    results += run_phase("generic", args, url, merchants, clients, cases)
-    results += run_phase("after", args, url, merchants, clients, cases)
-    if args.rounds:
+    results = []
+    if "api" in args.only:
+        for phase in args.phases.split(","):
+            results += run_phase(phase, args, url, merchants, clients, cases)
+    if args.rounds and "api" in args.only:
         plan_cost(args, merchants["small"])
+    if "reads" in args.only:
+        for who in ("big", "small"):
+            reads = api_reads(merchants[who], time.time())
+            results += pages_report("api", url, clients[who], reads, args.repeat)
+    if "admin" in args.only:
+        ids = [merchants[who].pk for who in ("big", "small")]
+        results += admin_report(url, admin_searches(merchants), ids, args.repeat)
+    if "beat" in args.only:
+        results += beat_report(url, seconds=0.001)
     if args.json:
         args.json.write_text(json.dumps(results, indent=1))
 

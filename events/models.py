@@ -41,6 +41,12 @@ class Event(models.Model):
                 condition=Q(dispatched_at__isnull=True),
                 name="event_undispatched",
             ),
+            # The back office's dead-lettered events of a merchant: a few, among millions.
+            models.Index(
+                fields=["merchant", "-id"],
+                condition=Q(dead_lettered_at__isnull=False),
+                name="event_dead_lettered",
+            ),
         ]
 
     def __str__(self):

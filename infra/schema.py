@@ -1,11 +1,14 @@
 """Schema operations the apps' migrations share."""
 
 from django.contrib.postgres.operations import AddIndexConcurrently as PostgresAddIndexConcurrently
+from django.contrib.postgres.operations import (
+    RemoveIndexConcurrently as PostgresRemoveIndexConcurrently,
+)
 from django.db import migrations
-from django.db.migrations.operations import AddIndex
+from django.db.migrations.operations import AddIndex, RemoveIndex
 
 
-def drop_pattern_indexes(*tables: str) -> migrations.RunPython:
+def drop_pattern_indexes(*tables: str, concurrently: bool = False) -> migrations.RunPython:
     """A migration operation dropping the `varchar_pattern_ops` ("..._like") indexes Django adds
     on PostgreSQL beside every indexed CharField, primary keys and foreign keys to them included.
 
@@ -27,27 +30,59 @@ def drop_pattern_indexes(*tables: str) -> migrations.RunPython:
                 [list(tables)],
             )
             names = sorted({name for (name,) in cursor.fetchall()})
+        how = "CONCURRENTLY " if concurrently else ""  # in a migration with atomic = False
         for name in names:
-            schema_editor.execute(f"DROP INDEX IF EXISTS {name}")
+            schema_editor.execute(f"DROP INDEX {how}IF EXISTS {name}")
 
     return migrations.RunPython(forwards, migrations.RunPython.noop)
 
 
-class AddIndexConcurrently(PostgresAddIndexConcurrently):
-    """CREATE INDEX CONCURRENTLY on PostgreSQL: writers are not blocked while it builds (a
-    plain CREATE INDEX locks the table against writes for the whole build). Its migration
-    must say `atomic = False`. On the embedded SQLite, which has no such thing and holds
-    small tables, a plain index."""
+def drop_index_concurrently(name: str, table: str, columns: str) -> migrations.RunPython:
+    """DROP INDEX CONCURRENTLY `name` (a plain DROP INDEX waits for, then blocks, every query
+    on the table) in a migration with `atomic = False`; backwards, built again on `columns`.
+    For an index Django made itself (a foreign key's) that `db_index=False` removes from the
+    state: pair it with that AlterField in a SeparateDatabaseAndState."""
+
+    def forwards(apps, schema_editor):
+        how = "CONCURRENTLY " if schema_editor.connection.vendor == "postgresql" else ""
+        schema_editor.execute(f"DROP INDEX {how}IF EXISTS {name}")
+
+    def backwards(apps, schema_editor):
+        how = "CONCURRENTLY " if schema_editor.connection.vendor == "postgresql" else ""
+        schema_editor.execute(f"CREATE INDEX {how}IF NOT EXISTS {name} ON {table} ({columns})")
+
+    return migrations.RunPython(forwards, backwards)
+
+
+class ConcurrentlyOnPostgresql:
+    """An index operation CONCURRENTLY on PostgreSQL (its migration must say `atomic =
+    False`), and `plain` elsewhere: the embedded SQLite has no such thing and small tables."""
+
+    plain: type
 
     def database_forwards(self, app_label, schema_editor, from_state, to_state):
         if schema_editor.connection.vendor == "postgresql":
             return super().database_forwards(app_label, schema_editor, from_state, to_state)
-        return AddIndex.database_forwards(self, app_label, schema_editor, from_state, to_state)
+        return self.plain.database_forwards(self, app_label, schema_editor, from_state, to_state)
 
     def database_backwards(self, app_label, schema_editor, from_state, to_state):
         if schema_editor.connection.vendor == "postgresql":
             return super().database_backwards(app_label, schema_editor, from_state, to_state)
-        return AddIndex.database_backwards(self, app_label, schema_editor, from_state, to_state)
+        return self.plain.database_backwards(self, app_label, schema_editor, from_state, to_state)
+
+
+class AddIndexConcurrently(ConcurrentlyOnPostgresql, PostgresAddIndexConcurrently):
+    """CREATE INDEX CONCURRENTLY on PostgreSQL: writers are not blocked while it builds (a
+    plain CREATE INDEX locks the table against writes for the whole build)."""
+
+    plain = AddIndex
+
+
+class RemoveIndexConcurrently(ConcurrentlyOnPostgresql, PostgresRemoveIndexConcurrently):
+    """DROP INDEX CONCURRENTLY on PostgreSQL (a plain DROP INDEX waits for, then blocks,
+    every query on the table)."""
+
+    plain = RemoveIndex
 
 
 def on_postgresql(sql: str, reverse_sql: str) -> migrations.RunPython:

@@ -14,6 +14,7 @@ from django.db import transaction
 from django.db.models import Q
 
 from payments.models import Operation, Payment
+from payments.selectors import customer_email
 
 ERASED_MESSAGE = "Erased the customer's personal data (email, name, phone, address)."
 
@@ -26,7 +27,7 @@ def payments_of_customer(*, merchant_id: str, customer_id=None, email=None):
     if customer_id:
         match |= Q(customer=customer_id)
     if email:
-        match |= Q(customer_details__email__iexact=email)
+        match |= customer_email(email)  # through payment_customer_email_ci
     return Payment.objects.filter(match, merchant_id=merchant_id, customer_details__isnull=False)
 
 

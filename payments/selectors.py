@@ -1,6 +1,5 @@
 """Reads shared by views, admin and tasks."""
 
-import datetime
 import re
 from decimal import Decimal
 
@@ -13,7 +12,7 @@ from django.utils import timezone
 from api.currencies import CURRENCY_EXPONENTS
 from api.errors import not_found
 from api.fields import MAX_AMOUNT
-from api.ids import id_floor, is_id
+from api.ids import created_window, is_id
 from events.models import Event
 from payments.models import Payment
 from payments.states import Status
@@ -33,41 +32,13 @@ def payment_get(*, merchant, livemode: bool, payment_id: str) -> Payment:
     return payment
 
 
-# How far a payment's id and its `created` may lie apart: payments made before 2026-11-25
-# took `created` when the connector answered, after their id; a clock stepping back makes
-# ids run ahead of it (api.ids keeps them ordered). Beyond the bounds, `created` decides.
-ID_SLACK = datetime.timedelta(minutes=10)
-
-
 def payment_list(*, merchant, livemode: bool, filters: dict):
     """The merchant's payments in this mode matching `filters` (parse_list_filters)."""
     filters = dict(filters)
-    window = _created_window(filters.pop("created__gte", None), filters.pop("created__lt", None))
+    window = created_window(
+        "pay", filters.pop("created__gte", None), filters.pop("created__lt", None)
+    )
     return Payment.objects.filter(window, merchant=merchant, livemode=livemode, **filters)
-
-
-def _created_window(start, end) -> Q:
-    """`start <= created < end` written through the id, which is made with `created` (ids
-    sort by time, api.ids): the list's index starts and stops at the window instead of
-    walking every newer payment of the merchant (docs/data.md "Reads at scale"). `created`
-    decides only within ID_SLACK of an edge; said so, the planner also sees that most of
-    the id range matches (`created` and the id bounds as separate conditions, it multiplied
-    their selectivities and read a whole day of every merchant's payments for a page)."""
-    window = Q()
-    if start is not None:
-        window &= Q(pk__gte=id_floor("pay", _shifted(start, -ID_SLACK)))
-        window &= Q(pk__gte=id_floor("pay", _shifted(start, ID_SLACK))) | Q(created__gte=start)
-    if end is not None:
-        window &= Q(pk__lt=id_floor("pay", _shifted(end, ID_SLACK)))
-        window &= Q(pk__lt=id_floor("pay", _shifted(end, -ID_SLACK))) | Q(created__lt=end)
-    return window
-
-
-def _shifted(moment: datetime.datetime, delta: datetime.timedelta) -> datetime.datetime:
-    try:
-        return moment + delta
-    except OverflowError:  # at datetime's ends; id_floor clamps to the ids' own range anyway
-        return moment
 
 
 def due_payment_ids(*, statuses: tuple[Status, ...], limit: int) -> list[str]:

@@ -44,11 +44,21 @@ class RefundAdmin(MerchantFirstAdmin, ReadOnlyAdmin):
         "livemode",
     )
     list_filter = ("status", CurrencyFilter, "livemode")
-    search_fields = ("=id", "=payment__id")
+    search_fields = ("=id",)  # shows the box; get_search_results reads what was typed
+    search_help_text = "A refund id (ref_…) or its payment's id (pay_…); exact."
     list_select_related = ("merchant", "payment")
     show_full_result_count = False
     paginator = CappedPaginator
     readonly_fields = ("events",)
+
+    def get_search_results(self, request, queryset, search_term):
+        """One condition by the id's prefix: Django's OR across the payment's join read
+        every refund (issue 22)."""
+        term = search_term.strip()
+        if not term:
+            return queryset, False
+        field = "payment_id" if term.startswith("pay_") else "pk"
+        return queryset.filter(**{field: term}), False
 
     @admin.display(description="payment", ordering="payment")
     def payment_ref(self, refund: Refund):

@@ -14,7 +14,10 @@ class Refund(models.Model):
     only through refunds.services, under the payment's row lock."""
 
     id = PrefixedIdField(prefix="ref")
-    merchant = models.ForeignKey(Merchant, on_delete=models.PROTECT, related_name="refunds")
+    # Indexed by refund_merchant, which leads with it.
+    merchant = models.ForeignKey(
+        Merchant, on_delete=models.PROTECT, related_name="refunds", db_index=False
+    )
     livemode = models.BooleanField()
     payment = models.ForeignKey(Payment, on_delete=models.PROTECT, related_name="refunds")
     amount = models.BigIntegerField()
@@ -31,6 +34,8 @@ class Refund(models.Model):
     class Meta:
         indexes = [
             models.Index(fields=["due_at"], condition=Q(due_at__isnull=False), name="refund_due"),
+            # The back office's list of a merchant's refunds, newest first, with its filters.
+            models.Index(fields=["merchant", "-id"], name="refund_merchant"),
         ]
 
     def __str__(self):

@@ -9,10 +9,18 @@ from django.db import connection
 from rest_framework.test import APIClient
 
 from accounts.services import merchant_create
-from api import ratelimit, requestlog
+from api import ids, ratelimit, requestlog
 from infra import breaker
 from tests.racing import Api
 from tests.sick import HANG, Proxy
+
+
+@pytest.fixture(autouse=True)
+def ids_from_the_real_clock():
+    """Each test's ids start from the real clock: after a test that travelled ahead in time,
+    api.ids would keep that moment (as it does when a clock steps back), and windows written
+    through the id (request logs, payments) would miss what the test then makes."""
+    ids._last_ms = -1
 
 
 def key_client(secret: str | None) -> APIClient:

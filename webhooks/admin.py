@@ -84,6 +84,16 @@ def event_search(term: str) -> Q:
     return Q(merchant__in=Merchant.objects.all(), livemode__in=[False, True], resource_id=term)
 
 
+def delivery_search(term: str) -> Q:
+    """One condition by the id's prefix, each through an index; Django's OR of the four
+    fields across their joins read every event (3.5 s at 1M payments, issue 22)."""
+    if term.startswith("whd_"):
+        return Q(pk=term)
+    if term.startswith("whe_"):
+        return Q(endpoint_id=term)
+    return Q(event__in=Event.objects.filter(event_search(term)))
+
+
 class EventTypeFilter(FixedChoicesFilter):
     title, parameter_name = "type", "type"
     choices_of = tuple(sorted(EVENT_TYPES))
@@ -155,7 +165,10 @@ class EndpointFilter(admin.SimpleListFilter):
 
 
 class DeliveryMerchantFilter(MerchantFilter):
-    field = "event__merchant_id"
+    """Through the merchant's endpoints (a few rows), whose deliveries delivery_endpoint_list
+    holds newest first: through the events, the list read every delivery (issue 22)."""
+
+    field = "endpoint__merchant_id"
 
 
 def last_attempt(field: str):
@@ -197,7 +210,11 @@ class DeliveryAdmin(MerchantFirstAdmin, ReadOnlyAdmin):
     # An endpoint is one merchant's too (its deliveries read through the endpoint's index).
     merchant_filter = DeliveryMerchantFilter
     scoped_by = ("merchant", "endpoint")
-    search_fields = ("=id", "=event__id", "=endpoint__id", "=event__resource_id")
+    search_fields = ("=id",)  # shows the box; get_search_results reads what was typed
+    search_help_text = (
+        "A delivery id (whd_…), an event id (evt_…), an endpoint id (whe_…) or a resource's id; "
+        "exact."
+    )
     show_full_result_count = False
     paginator = CappedPaginator
     fields = (
@@ -214,6 +231,10 @@ class DeliveryAdmin(MerchantFirstAdmin, ReadOnlyAdmin):
 
     def get_queryset(self, request):
         return with_last_attempt(super().get_queryset(request).select_related("event", "endpoint"))
+
+    def get_search_results(self, request, queryset, search_term):
+        term = search_term.strip()
+        return (queryset.filter(delivery_search(term)) if term else queryset), False
 
     @admin.display(description="event")
     def event_link(self, delivery):
@@ -263,6 +284,8 @@ class DeadLetterAdmin(DeliveryAdmin):
         "created",
     )
     list_filter = (EndpointFilter, ("created", admin.DateFieldListFilter))
+    # Newest event first, read in order from delivery_dead_letter (event, endpoint).
+    ordering = ("-event_id", "-endpoint_id")
     actions = [resend_dead_letters]
 
     def has_requeue_permission(self, request):

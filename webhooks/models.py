@@ -141,6 +141,15 @@ class Delivery(models.Model):
                 condition=Q(status__in=["pending", "dead_lettered", "held"]),
                 name="delivery_recoverable",
             ),
+            # An endpoint's deliveries newest first (the admin's list of an endpoint or a
+            # merchant, and its capped count), never a sort of them all.
+            models.Index(fields=["endpoint", "-id"], name="delivery_endpoint_list"),
+            # Dead letters (the admin's list, requeue_dead_letters): a few among millions.
+            models.Index(
+                fields=["event", "endpoint"],
+                condition=Q(status="dead_lettered"),
+                name="delivery_dead_letter",
+            ),
         ]
 
     def __str__(self):
@@ -174,6 +183,10 @@ class Attempt(models.Model):
     class Meta:
         constraints = [
             models.UniqueConstraint(fields=["delivery", "attempt"], name="attempt_numbers_unique")
+        ]
+        # An endpoint's latest attempts (its health in the admin), without sorting them all.
+        indexes = [
+            models.Index(fields=["endpoint", "-attempted_at"], name="attempt_endpoint_recent")
         ]
 
     def __str__(self):

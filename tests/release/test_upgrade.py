@@ -17,7 +17,7 @@ import tarfile
 
 import pytest
 import requests
-from django.contrib.postgres.operations import AddIndexConcurrently
+from django.contrib.postgres.operations import AddIndexConcurrently, RemoveIndexConcurrently
 from django.db import migrations
 from django.db.migrations.loader import MigrationLoader
 
@@ -67,6 +67,12 @@ def unsafe_reason(operation, created_models: set[str]) -> str | None:
     match operation:
         case migrations.CreateModel() | migrations.RunPython() | AddIndexConcurrently():
             return None
+        case RemoveIndexConcurrently():
+            return None  # no lock, and no query's answer changes: the previous code reads on
+        case migrations.SeparateDatabaseAndState(database_operations=operations):
+            # What the database sees is its own operations (the state's touch no table).
+            reasons = (unsafe_reason(op, created_models) for op in operations)
+            return next((reason for reason in reasons if reason), None)
         case migrations.AlterModelOptions() | migrations.AlterModelManagers():
             return None
         case migrations.AddField(field=field):
