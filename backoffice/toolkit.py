@@ -13,6 +13,7 @@ from django.conf import settings
 from django.contrib import admin
 from django.contrib.admin.utils import quote, unquote
 from django.core.exceptions import PermissionDenied
+from django.core.paginator import Paginator
 from django.http import Http404
 from django.shortcuts import redirect
 from django.template.response import TemplateResponse
@@ -21,8 +22,20 @@ from django.utils.module_loading import import_string
 
 from backoffice.extensions import ExtensibleAdmin
 
+COUNT_CAP = 10_000  # rows a big list counts at most; past it, narrow with search or filters
 CONFIRMED = "confirmed"  # the field the confirmation page posts back
 LIVE_WORD = "live"  # typed to confirm an action on live-mode objects
+
+
+class CappedPaginator(Paginator):
+    """Counts at most COUNT_CAP + 1 rows (COUNT over a LIMIT subquery), so a list of millions
+    of payments never runs a full COUNT(*); pages past the cap are reached by narrowing."""
+
+    @property
+    def count(self):
+        if not hasattr(self, "_capped_count"):
+            self._capped_count = self.object_list.order_by()[: COUNT_CAP + 1].count()
+        return self._capped_count
 
 
 class FixedChoicesFilter(admin.SimpleListFilter):
