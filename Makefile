@@ -24,9 +24,16 @@ install-test: $(VENV)/.installed-test
 
 # Development settings (DEBUG on, random dev-only secrets), written only when absent; settings
 # read it under the real environment, so manage.py needs nothing more (docs/operations.md).
+# Webhooks may go to a receiver on loopback (https still required) whose certificate is signed
+# by the development CA below: scripts/webhook_receiver.py, README "Five minutes to a refund".
+RECEIVER_CA := $(CURDIR)/var/webhook-receiver/ca.pem
 .env:
 	$(PYTHON) -c 'import secrets; t = secrets.token_urlsafe; print(f"DEBUG=true\nDJANGO_SECRET_KEY=dev-{t(40)}\nAPI_KEY_PEPPER=dev-{t(40)}")' > $@.tmp
+	printf 'WEBHOOK_ALLOWED_NETWORKS=127.0.0.0/8,::1/128\nWEBHOOK_CA_BUNDLE=%s\n' '$(RECEIVER_CA)' >> $@.tmp
 	mv $@.tmp $@
+
+$(RECEIVER_CA): | $(VENV)/.installed
+	$(PY) scripts/webhook_receiver.py --certificate
 
 migrate: install .env
 	mkdir -p var
@@ -36,7 +43,7 @@ migrate: install .env
 # scripts/supervise.py when it dies; Ctrl-C stops them all. honcho reads no .env of its own
 # (--env /dev/null): settings read it, under the real environment. honcho hands each process a
 # PORT of its own (5000, 5100, ...), so the origin in links is set here, for all of them.
-run: migrate
+run: migrate $(RECEIVER_CA)
 	$(PY) manage.py collectstatic --noinput --verbosity 0
 	$(PY) manage.py clear_metrics --verbosity 0
 	VENV=$(VENV) WEB_PORT=$(PORT) PUBLIC_BASE_URL=$${PUBLIC_BASE_URL:-http://127.0.0.1:$(PORT)} \
