@@ -4,7 +4,8 @@
 (`make run` does it once; the development .env's WEBHOOK_CA_BUNDLE trusts that CA, and its
 WEBHOOK_ALLOWED_NETWORKS lets loopback through the URL guard: docs/webhooks.md).
 
-`--api URL --key SECRET_KEY` listens on a free loopback port, registers itself as a webhook
+`--api URL`, with a secret API key in the environment as KEY (not on the command line, which
+other users of the machine can read), listens on a free loopback port, registers itself as a webhook
 endpoint for every event type (POST /v1/webhook-endpoints), then carries on in the background:
 each delivery's signature is checked with the endpoint's secret, a line is appended to
 var/webhooks.log and the raw request kept as var/webhooks/<event id>.json. It prints the
@@ -77,7 +78,8 @@ def _certificate(name: str, key, ca_key, issuer: x509.Name | None = None):
 
 
 def write_certificates() -> None:
-    """var/webhook-receiver/ca.pem (what the delivery workers trust), cert.pem and key.pem."""
+    """var/webhook-receiver/ca.pem (what the delivery workers trust), cert.pem and key.pem.
+    The CA's private key is not kept: it signs this one certificate and nothing else."""
     TLS.mkdir(parents=True, exist_ok=True)
     ca_key, key = ec.generate_private_key(ec.SECP256R1()), ec.generate_private_key(ec.SECP256R1())
     ca = _certificate("svc development webhook CA", ca_key, ca_key)
@@ -86,6 +88,7 @@ def write_certificates() -> None:
     private = key.private_bytes(
         pem, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
     )
+    (TLS / "key.pem").touch(mode=0o600)
     (TLS / "key.pem").write_bytes(private)
     (TLS / "cert.pem").write_bytes(leaf.public_bytes(pem))
     (TLS / "ca.pem").write_bytes(ca.public_bytes(pem))
@@ -164,6 +167,7 @@ def receive(api: str, key: str) -> None:
     endpoint = register(api, key, url)
     server.RequestHandlerClass = handler_for(endpoint["secret"])
     KEPT.mkdir(parents=True, exist_ok=True)
+    LOG.write_text("")  # this receiver's deliveries only
     sys.stdout.flush()
     pid = os.fork()
     if pid:
@@ -181,14 +185,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--certificate", action="store_true", help="write the certificates")
     parser.add_argument("--api", help="the API's base URL, e.g. http://127.0.0.1:8000/v1")
-    parser.add_argument("--key", help="a secret API key (the endpoint's mode is the key's)")
     options = parser.parse_args()
     if options.certificate:
         write_certificates()
-    elif options.api and options.key:
-        receive(options.api.rstrip("/"), options.key)
+    elif options.api and os.environ.get("KEY"):
+        receive(options.api.rstrip("/"), os.environ["KEY"])
     else:
-        parser.error("--certificate, or --api and --key")
+        parser.error("--certificate, or --api with a secret key as KEY in the environment")
 
 
 if __name__ == "__main__":
