@@ -24,9 +24,16 @@ install-test: $(VENV)/.installed-test
 
 # Development settings (DEBUG on, random dev-only secrets), written only when absent; settings
 # read it under the real environment, so manage.py needs nothing more (docs/operations.md).
+# Webhooks may go to a receiver on loopback (https still required) whose certificate is signed
+# by the development CA below: scripts/webhook_receiver.py, README "Five minutes to a refund".
+RECEIVER_CA := $(CURDIR)/var/webhook-receiver/ca.pem
 .env:
 	$(PYTHON) -c 'import secrets; t = secrets.token_urlsafe; print(f"DEBUG=true\nDJANGO_SECRET_KEY=dev-{t(40)}\nAPI_KEY_PEPPER=dev-{t(40)}")' > $@.tmp
+	printf 'WEBHOOK_ALLOWED_NETWORKS=127.0.0.0/8,::1/128\nWEBHOOK_CA_BUNDLE=%s\n' '$(RECEIVER_CA)' >> $@.tmp
 	mv $@.tmp $@
+
+$(RECEIVER_CA): | $(VENV)/.installed
+	$(PY) scripts/webhook_receiver.py --certificate
 
 migrate: install .env
 	mkdir -p var
@@ -45,7 +52,7 @@ define start-every-process
 endef
 
 # A laptop: install, migrate, then every process.
-run: migrate
+run: migrate $(RECEIVER_CA)
 	$(PY) manage.py collectstatic --noinput --verbosity 0
 	$(start-every-process)
 

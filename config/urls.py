@@ -1,5 +1,6 @@
 from django.contrib import admin
 from django.urls import include, path, re_path
+from django.views.generic import TemplateView
 from drf_spectacular.views import (
     SpectacularJSONAPIView,
     SpectacularRedocView,
@@ -24,8 +25,12 @@ PUBLIC = {"authentication_classes": [], "throttle_classes": []}
 # config/urls_admin.py, docs/back-office.md "Its own process").
 ADMIN = path("admin/", admin.site.urls)
 
+# What a person opening the service in a browser finds: where the docs and the admin are.
+HOME = path("", TemplateView.as_view(template_name="home/index.html"), name="home")
+
 urlpatterns = [
     ADMIN,
+    HOME,
     path("openapi.json", SpectacularJSONAPIView.as_view(**PUBLIC), name="openapi-json"),
     path("openapi.yaml", SpectacularYAMLAPIView.as_view(**PUBLIC), name="openapi-yaml"),
     path(

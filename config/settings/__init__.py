@@ -1,4 +1,4 @@
-"""Settings, all from the environment (django-environ). See README "Settings".
+"""Settings, all from the environment (django-environ). Each is listed in docs/configuration.md.
 
 With no DATABASE_URL and no REDIS_URL the service runs on embedded defaults: a SQLite file
 under var/ and a filesystem Celery broker shared by the web, worker and beat processes.

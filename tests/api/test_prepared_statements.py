@@ -1,5 +1,5 @@
 """DATABASE_SERVER_SIDE_BINDING (on by default) has PostgreSQL prepare the statements a
-connection runs often (README "Configuration", docs/payments.md "Benchmark")."""
+connection runs often (docs/configuration.md, docs/payments.md "Benchmark")."""
 
 import pytest
 from django.db import connection

@@ -1,8 +1,9 @@
 """Smoke test: a fresh clone, a runtime-only install (`pip install .`, no test extras) and
 `make run`, on PostgreSQL + Redis and on the embedded defaults. Every Procfile process must start
-and stay up; the README's commands run verbatim against it; one card payment ends as signed
-webhooks at a real HTTPS receiver. On PostgreSQL it also kills a webhook worker and a web worker
-with SIGKILL: the stack says which one died, restarts it, and keeps answering.
+and stay up; the README's commands run verbatim against it, its walk-through ending as signed
+webhooks at the local HTTPS receiver it starts (scripts/webhook_receiver.py, trusted through the
+development .env alone). On PostgreSQL it first kills a webhook worker and a web worker with
+SIGKILL: the stack says which one died, restarts it, and keeps answering.
 docs/operations.md "Smoke test".
 """
 
@@ -15,8 +16,9 @@ import subprocess
 
 import pytest
 import requests
+import stripe
 
-from tests.e2e.flow import pay_with_card, pay_with_test_card, register_endpoint, verified_events
+from tests.e2e.flow import pay_with_card
 from tests.e2e.processes import ROOT, wait_for
 from tests.e2e.stack import (
     EXIT_LINE,
@@ -57,18 +59,50 @@ def backing_services(mode: str):
         yield {"DATABASE_URL": database_url, "REDIS_URL": os.environ["REDIS_URL"]}
 
 
-def run_readme_first_steps(stack: Stack) -> subprocess.CompletedProcess:
-    """The README's "First steps after `make run`", verbatim but for the port."""
-    block = readme_shell_blocks()[1].replace("127.0.0.1:8000", f"127.0.0.1:{stack.port}")
+def run_readme(stack: Stack, script: str) -> subprocess.CompletedProcess:
+    """README commands, verbatim, in a shell where PORT is the stack's."""
     return subprocess.run(
-        ["bash", "-euo", "pipefail", "-c", block],
+        ["bash", "-euo", "pipefail", "-c", script],
         cwd=stack.copy,
-        env=stack.env,
+        env={**stack.env, "PORT": str(stack.port)},
         stdin=subprocess.DEVNULL,
         capture_output=True,
         text=True,
         timeout=120,
     )
+
+
+@contextlib.contextmanager
+def readme_walk_through(stack: Stack):
+    """The README's "Five minutes to a refund": yields its output and the receiver's signing
+    secret; the receiver it started in the background is stopped afterwards."""
+    steps = run_readme(stack, readme_shell_blocks()[1])
+    receiver = re.search(r"receiver pid (\d+)", steps.stdout)
+    try:
+        assert steps.returncode == 0, steps.stdout + steps.stderr
+        yield steps.stdout, re.search(r"secret (\S+)", steps.stdout).group(1)
+    finally:
+        if receiver:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(int(receiver.group(1)), signal.SIGTERM)
+
+
+def answers_in(output: str) -> list[dict]:
+    """The API's answers the walk-through printed, one JSON object a line."""
+    return [json.loads(line) for line in output.splitlines() if line.startswith("{")]
+
+
+def received_events(copy, secret: str) -> dict[str, list[dict]]:
+    """What the receiver kept (var/webhooks/), each signature verified by Stripe's own
+    verifier: {event type: [object]}."""
+    found = {}
+    for kept in (copy / "var" / "webhooks").glob("evt_*.json"):
+        request = json.loads(kept.read_text())
+        event = stripe.Webhook.construct_event(
+            request["body"], request["signature"], secret, tolerance=300
+        )
+        found.setdefault(event["type"], []).append(event["data"]["object"])
+    return found
 
 
 def kill_a_web_worker(stack: Stack) -> None:
@@ -124,67 +158,73 @@ def assert_challenge_links_to_this_server(stack: Stack, api: str, keys: dict) ->
 
 
 def test_the_readme_lists_only_commands_this_test_runs():
-    """make run is what the smoke test starts, make test is the suite itself, the first steps
-    and the schema download run verbatim below, and the client generation is
+    """make run is what the smoke test starts, make test is the suite itself, the walk-through,
+    createsuperuser and the schema download run verbatim below, and the client generation is
     tests/e2e/test_generated_client.py's (the same generator and flags, from the committed
     copy of the schema); a new README command needs a place here first."""
     blocks = readme_shell_blocks()
-    assert len(blocks) == 3
+    assert len(blocks) == 4
     assert commands(blocks[0]) == ["make run", "make test"]
-    assert [c.split()[0] for c in commands(blocks[1])] == [
-        "KEY=$(.venv/bin/python",
-        "curl",
-        ".venv/bin/python",
-    ]
-    download, generate = commands(blocks[2])
+    assert "scripts/webhook_receiver.py" in blocks[1] and "/refunds " in blocks[1]
+    assert commands(blocks[2]) == [".venv/bin/python manage.py createsuperuser"]
+    download, generate = commands(blocks[3])
     assert download.startswith("curl ") and download.endswith("-o openapi.json")
     assert generate == (
-        "pipx run openapi-python-client generate --path openapi.json --meta none "
+        ".venv/bin/openapi-python-client generate --path openapi.json --meta none "
         "--output-path svc_client"
     )
 
 
 def download_the_schema_as_the_readme_says(stack: Stack) -> dict:
-    """The README's schema download, verbatim but for the port."""
-    download = commands(readme_shell_blocks()[2])[0]
-    download = download.replace("127.0.0.1:8000", f"127.0.0.1:{stack.port}")
-    subprocess.run(["bash", "-c", download], cwd=stack.copy, check=True, timeout=60)
+    """The README's schema download, verbatim."""
+    download = run_readme(stack, commands(readme_shell_blocks()[3])[0])
+    assert download.returncode == 0, download.stderr
     return json.loads((stack.copy / "openapi.json").read_text())
 
 
 @pytest.mark.parametrize("mode", ["postgres+redis", "embedded"])
-def test_a_fresh_clone_runs_every_process_and_the_readme(mode, tmp_path, receiver, ca_bundle):
+def test_a_fresh_clone_runs_every_process_and_the_readme(mode, tmp_path):
     copy = fresh_copy(tmp_path / "svc")
     (copy / ".venv").symlink_to(runtime_venv(copy))
     with backing_services(mode) as services:
-        env = newcomer_env(
-            **services, WEBHOOK_ALLOWED_NETWORKS="127.0.0.0/8", WEBHOOK_CA_BUNDLE=ca_bundle
-        )
-        stack = Stack(copy, env)
+        stack = Stack(copy, newcomer_env(**services))
         try:
-            run_the_stack(mode, stack, receiver)
+            run_the_stack(mode, stack)
         finally:
             stack.stop()
 
 
-def run_the_stack(mode: str, stack: Stack, receiver) -> None:
+def run_the_stack(mode: str, stack: Stack) -> None:
     """What a newcomer does with a running stack; every process must stay up throughout."""
     copy, env = stack.copy, stack.env
     stack.wait_until_ready()
-    assert "DEBUG=true" in (copy / ".env").read_text()
-
-    steps = run_readme_first_steps(stack)
-    assert steps.returncode == 0, steps.stdout + steps.stderr
-    listed, _ = json.JSONDecoder().raw_decode(steps.stdout)  # curl's answer comes first
-    assert listed["object"] == "list", steps.stdout
-    assert "Superuser creation skipped due to not running in a TTY" in steps.stdout
-    assert download_the_schema_as_the_readme_says(stack)["openapi"].startswith("3.1")
-    admin = requests.get(f"{stack.base_url}/admin/login/", timeout=10)
-    assert admin.status_code == 200
+    written = (copy / ".env").read_text()
+    assert "DEBUG=true" in written and "WEBHOOK_ALLOWED_NETWORKS=127.0.0.0/8" in written
 
     if mode == "postgres+redis":
         kill_a_web_worker(stack)
         kill_the_webhook_worker(stack)
+
+    with readme_walk_through(stack) as (output, secret):
+        paid, authorized, captured, refund = answers_in(output)
+        assert (paid["status"], paid["amount_captured"]) == ("captured", 2599)
+        assert (authorized["status"], captured["status"]) == ("authorized", "captured")
+        assert (refund["status"], refund["payment"], refund["amount"]) == (
+            "succeeded",
+            paid["id"],
+            599,
+        )
+        wanted = {"payment.created", "payment.authorized", "payment.captured", "refund.succeeded"}
+        wait_for(lambda: wanted <= set(received_events(copy, secret)), timeout=60)
+        captures = received_events(copy, secret)["payment.captured"]
+        assert {p["id"] for p in captures} == {paid["id"], captured["id"]}
+        assert "signature verified" in (copy / "var" / "webhooks.log").read_text()
+
+    superuser = run_readme(stack, readme_shell_blocks()[2])
+    assert "Superuser creation skipped due to not running in a TTY" in superuser.stdout
+    assert download_the_schema_as_the_readme_says(stack)["openapi"].startswith("3.1")
+    for page in ("/", "/admin/login/", "/docs/"):
+        assert requests.get(stack.base_url + page, timeout=10).status_code == 200, page
 
     created = subprocess.run(
         [".venv/bin/python", "manage.py", "create_merchant", "--name", "Smoke"]
@@ -196,13 +236,7 @@ def run_the_stack(mode: str, stack: Stack, receiver) -> None:
         check=True,
     )
     keys = json.loads(created.stdout)["keys"]["test"]
-    api = f"{stack.base_url}/v1"
-    webhook_secret = register_endpoint(api, keys["secret"], receiver.url())
-    pay_with_test_card(api, keys["secret"], keys["publishable"])
-    wait_for(lambda: len(receiver.requests) >= 2, timeout=60)
-    delivered = verified_events(receiver, webhook_secret)
-    assert set(delivered) == {"payment.created", "payment.captured"}
-    assert_challenge_links_to_this_server(stack, api, keys)
+    assert_challenge_links_to_this_server(stack, f"{stack.base_url}/v1", keys)
 
     expected_exits = ["webhooks-test"] if mode == "postgres+redis" else []
     exited = [next(filter(None, EXIT_LINE.search(x).groups())) for x in stack.exits()]

@@ -1,4 +1,4 @@
-"""The endpoint-health settings fail loudly on values that make no sense (config/settings.py,
+"""The endpoint-health settings fail loudly on values that make no sense (config/settings/webhooks.py,
 docs/webhooks.md "Endpoint health and recovery")."""
 
 import pytest
