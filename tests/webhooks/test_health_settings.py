@@ -1,5 +1,5 @@
-"""The endpoint-health settings fail loudly on values that make no sense (config/settings/webhooks.py,
-docs/webhooks.md "Endpoint health and recovery")."""
+"""The endpoint-health settings fail loudly on values that make no sense
+(config/settings/webhooks.py, docs/webhooks.md "Endpoint health and recovery")."""
 
 import pytest
 
