@@ -35,7 +35,7 @@ def registered_pages() -> dict[str, str]:
 def test_each_page_is_registered_by_the_room_that_owns_its_model():
     for label, module in registered_pages().items():
         owner = PAGE_OWNER.get(label, label.split(".")[0])
-        assert module == f"{owner}.admin", label
+        assert module.split(".")[0] == owner, (label, module)  # its admin.py or a module of it
 
 
 def test_the_refunds_room_adds_to_the_payment_page():
