@@ -74,6 +74,8 @@ def service_env(args) -> dict:
         # Throughput, not the limiter, is measured: lift the per-key limits out of the way.
         "API_RATE_LIMIT_TEST_RATE": "1000000",
         "API_RATE_LIMIT_TEST_BURST": "1000000",
+        "API_CONCURRENCY_TEST": "1000000",  # the budget is still taken and given back
+        "API_LOAD_SHEDDING": "false",  # one merchant's load is the point, not a neighbour's
         "WEBHOOK_ALLOWED_NETWORKS": "127.0.0.0/8",  # for --subscribed
     }
 
