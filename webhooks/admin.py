@@ -20,12 +20,11 @@ from backoffice.toolkit import (
 )
 from events.catalogue import EVENT_TYPES
 from events.models import Event
-from webhooks.endpoint_admin import ERROR_SHOWN
+from webhooks.endpoint_admin import ERROR_SHOWN, url_shown
 from webhooks.models import Attempt, DeadLetter, Delivery, WebhookEndpoint
 from webhooks.services import requeue_dead_letters, resend_event
 
 RESPONSE_EXCERPT = 200  # characters of the receiver's answer shown in a list
-URL_SHOWN = 60  # characters of an endpoint's URL in the deliveries list (all of it on hover)
 
 ATTEMPT_FIELDS = (
     "id",
@@ -253,9 +252,7 @@ class DeliveryAdmin(MerchantFirstAdmin, ReadOnlyAdmin):
 
     @admin.display(description="endpoint")
     def endpoint_cell(self, delivery):
-        url = delivery.endpoint.url
-        shown = url if len(url) <= URL_SHOWN else url[: URL_SHOWN - 1] + "…"
-        return format_html('{}<br><small title="{}">{}</small>', delivery.endpoint_id, url, shown)
+        return format_html("{}<br>{}", delivery.endpoint_id, url_shown(delivery.endpoint.url))
 
     @admin.display(description="status", ordering="status")
     def status_cell(self, delivery):

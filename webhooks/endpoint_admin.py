@@ -16,6 +16,13 @@ from webhooks.models import StatusChange, WebhookEndpoint
 from webhooks.services import endpoint_enable, endpoint_recover
 
 ERROR_SHOWN = 120  # characters of the last error shown
+URL_SHOWN = 60  # characters of an endpoint's URL in a list (all of it on hover)
+
+
+def url_shown(url: str):
+    """An endpoint's URL cut to fit a list column, the whole of it on hover."""
+    shown = url if len(url) <= URL_SHOWN else url[: URL_SHOWN - 1] + "…"
+    return format_html('<small title="{}">{}</small>', url, shown)
 
 
 class StatusChangeInline(admin.TabularInline):
@@ -93,7 +100,7 @@ class EndpointStatusFilter(FixedChoicesFilter):
 
 @admin.register(WebhookEndpoint)
 class WebhookEndpointAdmin(ReadOnlyAdmin):
-    list_display = ("id", "merchant", "livemode", "url", "status", "created", "disabled_at")
+    list_display = ("id", "merchant", "livemode", "url_cell", "status", "created", "disabled_at")
     list_filter = ("livemode", EndpointStatusFilter)
     search_fields = ("id", "url", "merchant__id", "merchant__name")
     fields = (
@@ -114,6 +121,10 @@ class WebhookEndpointAdmin(ReadOnlyAdmin):
     readonly_fields = ("status", "delivery_health")
     inlines = [StatusChangeInline]
     object_actions = (ENABLE, RECOVER)
+
+    @admin.display(description="url")
+    def url_cell(self, endpoint: WebhookEndpoint):
+        return url_shown(endpoint.url)
 
     @admin.display(description="health")
     def delivery_health(self, endpoint: WebhookEndpoint):

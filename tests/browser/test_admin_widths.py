@@ -33,6 +33,7 @@ LISTS = {
     "dead-letters": "/admin/webhooks/deadletter/",
     "events": "/admin/events/event/",
     "refunds": "/admin/refunds/refund/",
+    "endpoints": "/admin/webhooks/webhookendpoint/",
     "request-log": "/admin/api/requestlogentry/",  # no filters: unscoped only
 }
 # What must not be cut off: the table, and the page itself.

@@ -11,6 +11,7 @@ import pytest
 from django.apps import apps
 from django.contrib.admin.utils import quote
 from django.contrib.auth.models import Group, User
+from django.utils import timezone
 
 from events.models import Event
 from tests.refunds.support import captured_payment
@@ -22,7 +23,7 @@ from tests.webhooks.conftest import (  # noqa: F401  (fixtures)
     webhook_ca,
 )
 from webhooks.attempts import delivery_run
-from webhooks.models import Delivery
+from webhooks.models import Delivery, WebhookEndpoint
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -107,6 +108,32 @@ def test_requeue_a_dead_letter(site, support, shots, api, receiver, endpoint_for
     page.click("input[type=submit]")
     assert "Requeue dead letters: 1 done." in page.locator(".messagelist").inner_text()
     assert Delivery.objects.get(pk=delivery.id).status == "pending"
+
+
+def test_a_disabled_endpoint_shows_its_health_and_is_re_enabled(
+    site,
+    support,
+    api,
+    receiver,
+    endpoint_for,  # noqa: F811
+):
+    """Issue 25: the endpoint's page at 1,280 px shows its health and its Re-enable button,
+    which re-enables it through the service the API calls."""
+    page = support
+    endpoint, _ = endpoint_for(receiver)
+    receiver.reply.status, receiver.reply.body = 500, b"down for maintenance"
+    captured_payment(api)
+    delivery_run(Delivery.objects.filter(endpoint=endpoint).first().id)
+    WebhookEndpoint.objects.filter(pk=endpoint.pk).update(disabled_at=timezone.now())
+    page.set_viewport_size({"width": 1280, "height": 900})
+    page.goto(f"{site}/admin/webhooks/webhookendpoint/{quote(endpoint.pk)}/change/")
+    assert "1 failures in a row" in page.inner_text("#content")
+    assert page.evaluate("document.documentElement.scrollWidth") <= 1280
+    page.click("#action-enable")
+    page.click("input[type=submit]")
+    assert f"Re-enabled {endpoint.pk}" in page.locator(".messagelist").inner_text()
+    assert WebhookEndpoint.objects.get(pk=endpoint.pk).disabled_at is None
+    assert "#action-enable" not in page.content() and 'id="action-enable"' not in page.content()
 
 
 def test_a_view_only_user_is_offered_no_revocation(site, page, new_merchant):
