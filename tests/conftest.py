@@ -13,6 +13,7 @@ from api import ids, ratelimit, requestlog
 from infra import breaker
 from tests.racing import Api
 from tests.sick import HANG, Proxy
+from tests.support.clock import T0
 
 
 @pytest.fixture(autouse=True)
@@ -175,3 +176,10 @@ def _empty_request_log_queue():
     """Each test's request log starts empty (settings_test: no writer thread; a test that
     reads the log flushes it on its own connection)."""
     requestlog.writer.clear()
+
+
+@pytest.fixture
+def clock(time_machine):
+    """Time stopped at T0 (tests/support/clock.py); `clock.shift(...)` moves it on."""
+    time_machine.move_to(T0, tick=False)
+    return time_machine

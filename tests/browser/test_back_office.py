@@ -114,7 +114,7 @@ def test_a_disabled_endpoint_shows_its_health_and_is_re_enabled(
     site,
     support,
     api,
-    receiver,
+    receiver,  # noqa: F811
     endpoint_for,  # noqa: F811
 ):
     """Issue 25: the endpoint's page at 1,280 px shows its health and its Re-enable button,

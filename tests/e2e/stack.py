@@ -107,16 +107,14 @@ def newcomer_env(**extra) -> dict:
     return {**kept, **extra}
 
 
-class Stack:
-    """`make run` in `copy`, its output collected line by line."""
+class Collected:
+    """A command started in its own session, its output collected line by line."""
 
-    def __init__(self, copy: Path, env: dict):
-        self.copy, self.env, self.port = copy, env, quiet_port()
-        self.base_url = f"http://127.0.0.1:{self.port}"
+    def __init__(self, argv: list[str], cwd: Path, env: dict):
         self.lines: list[str] = []
         self.process = subprocess.Popen(
-            ["make", "run", f"PORT={self.port}"],
-            cwd=copy,
+            argv,
+            cwd=cwd,
             env=env,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
@@ -131,6 +129,15 @@ class Stack:
 
     def output(self) -> str:
         return "".join(self.lines)
+
+
+class Stack(Collected):
+    """`make run` in `copy`, its output collected line by line."""
+
+    def __init__(self, copy: Path, env: dict):
+        self.copy, self.env, self.port = copy, env, quiet_port()
+        self.base_url = f"http://127.0.0.1:{self.port}"
+        super().__init__(["make", "run", f"PORT={self.port}"], copy, env)
 
     def count(self, pattern: str) -> int:
         return sum(1 for line in self.lines if re.search(pattern, line))

@@ -11,7 +11,6 @@ import signal
 import socket
 import subprocess
 import sys
-import threading
 from pathlib import Path
 
 import psycopg
@@ -20,7 +19,7 @@ import requests
 from django.db.migrations.loader import MigrationLoader
 
 from tests.e2e.processes import ROOT, service_env, wait_for
-from tests.e2e.stack import scratch_database
+from tests.e2e.stack import Collected, scratch_database
 
 pytestmark = [pytest.mark.e2e, pytest.mark.postgres]
 START_TIMEOUT = 120.0  # readiness polling on a busy 2-core box, not a timing assertion
@@ -58,31 +57,14 @@ def applied(database_url: str, name: str) -> bool:
         return conn.execute(query, [name]).fetchone()[0] == 1
 
 
-class MakeServe:
+class MakeServe(Collected):
     """`make serve` in the checkout, its output collected; `-W pyproject.toml` makes the
     install stamp out of date, so a serve that depended on the install would reinstall."""
 
     def __init__(self, env: dict, port: int):
         venv = Path(sys.executable).parent.parent
-        self.lines: list[str] = []
-        self.process = subprocess.Popen(
-            ["make", "-W", "pyproject.toml", "serve", f"VENV={venv}"]
-            + [f"WEB_HOST={HOST}", f"PORT={port}"],
-            cwd=ROOT,
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-            start_new_session=True,
-        )
-        threading.Thread(target=self._collect, daemon=True).start()
-
-    def _collect(self) -> None:
-        for line in self.process.stdout:
-            self.lines.append(line)
-
-    def output(self) -> str:
-        return "".join(self.lines)
+        argv = ["make", "-W", "pyproject.toml", "serve", f"VENV={venv}"]
+        super().__init__([*argv, f"WEB_HOST={HOST}", f"PORT={port}"], ROOT, env)
 
     def started(self, name: str) -> bool:
         return any(re.match(rf"\S+ {re.escape(name)}\.\d+ +\| ", line) for line in self.lines)

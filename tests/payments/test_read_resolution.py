@@ -6,20 +6,11 @@ more) and in test mode (the simulator failing)."""
 
 import datetime
 
-import pytest
-
 from payments import tasks
 from payments.models import Operation, Payment, Route
 from tests.factories import PaymentFactory
 
-T0 = datetime.datetime(2030, 3, 1, 12, 0, tzinfo=datetime.UTC)
 SUPPORT = "tests.support.connectors."
-
-
-@pytest.fixture
-def clock(time_machine):
-    time_machine.move_to(T0, tick=False)
-    return time_machine
 
 
 def due_processing(merchant, clock, *, livemode: bool) -> Payment:

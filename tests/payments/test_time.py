@@ -11,6 +11,7 @@ from payments import tasks
 from payments.models import Payment, Token
 from tests.factories import PaymentFactory
 from tests.payments.support import (
+from tests.support.clock import T0
     APPROVED,
     ASYNC,
     CHALLENGE,
@@ -21,13 +22,6 @@ from tests.payments.support import (
     tokenize,
 )
 
-T0 = datetime.datetime(2030, 3, 1, 12, 0, tzinfo=datetime.UTC)
-
-
-@pytest.fixture
-def clock(time_machine):
-    time_machine.move_to(T0, tick=False)
-    return time_machine
 
 
 def status_of(payment_id: str) -> str:

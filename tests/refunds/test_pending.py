@@ -3,7 +3,6 @@ seconds or by the beat task, each exactly once."""
 
 import datetime
 
-import pytest
 from celery import current_app
 
 from events.models import Event
@@ -12,14 +11,7 @@ from refunds.models import Refund
 from tests.factories import RefundFactory
 from tests.payments.support import error_of, event_types
 from tests.refunds.support import OUTCOME, captured_payment, payment_of, refund, refunded
-
-T0 = datetime.datetime(2030, 3, 1, 12, 0, tzinfo=datetime.UTC)
-
-
-@pytest.fixture
-def clock(time_machine):
-    time_machine.move_to(T0, tick=False)
-    return time_machine
+from tests.support.clock import T0
 
 
 def test_pending_then_succeeded_on_read_after_30_seconds(api, clock):

@@ -5,8 +5,6 @@ stays pending and due, beat settles it once the connector answers, and no operat
 
 import datetime
 
-import pytest
-
 from payments import tasks as payment_tasks
 from payments.models import Operation
 from refunds import tasks
@@ -15,14 +13,7 @@ from tests.factories import PaymentFactory
 from tests.payments.support import error_of
 from tests.refunds.support import OUTCOME, captured_payment, refund, refunded
 
-T0 = datetime.datetime(2030, 3, 1, 12, 0, tzinfo=datetime.UTC)
 SUPPORT = "tests.support.connectors."
-
-
-@pytest.fixture
-def clock(time_machine):
-    time_machine.move_to(T0, tick=False)
-    return time_machine
 
 
 def nothing_left_for_recovery(clock) -> None:
