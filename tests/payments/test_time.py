@@ -11,7 +11,6 @@ from payments import tasks
 from payments.models import Payment, Token
 from tests.factories import PaymentFactory
 from tests.payments.support import (
-from tests.support.clock import T0
     APPROVED,
     ASYNC,
     CHALLENGE,
@@ -21,7 +20,7 @@ from tests.support.clock import T0
     event_types,
     tokenize,
 )
-
+from tests.support.clock import T0
 
 
 def status_of(payment_id: str) -> str:
