@@ -10,7 +10,9 @@ through their unique index), never a scan of its attempts."""
 import datetime
 from functools import cache
 
+from django.db import connection
 from django.db.models import Q, Sum
+from django.utils import timezone
 
 from api.renderers import format_timestamp
 from infra.rows import Columns, insert_sql
@@ -98,7 +100,18 @@ def counted(attempt: Attempt, dies: bool, select_tail: str) -> list[tuple[str, l
 
 
 def streak_of(row) -> Streak | None:
-    return Streak(*row) if row and row[0] is not None else None
+    """The streak a record statement returned. Its times are read as the ORM would: SQLite
+    hands a raw statement's datetimes back naive (stored in the connection's time zone)."""
+    if not row or row[0] is None:
+        return None
+    failures, failing_since, warned_at = row
+    return Streak(failures, _aware(failing_since), _aware(warned_at))
+
+
+def _aware(moment: datetime.datetime | None) -> datetime.datetime | None:
+    if moment is None or timezone.is_aware(moment):
+        return moment
+    return timezone.make_aware(moment, connection.timezone)
 
 
 def _rates(endpoint_ids: list[str], now) -> dict[str, dict]:
