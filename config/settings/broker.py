@@ -42,5 +42,12 @@ CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TIMEZONE = "UTC"
-# Periodic work; each room's module adds its entries.
+# Periodic work; each room's module adds its entries with `every`.
 CELERY_BEAT_SCHEDULE: dict = {}
+
+
+def every(task: str, seconds: float) -> dict:
+    """A beat entry running `task` every `seconds`. It expires a bit under its interval: a run
+    that could not start before the next one is due is dropped, so a stalled broker or worker
+    never piles up copies of the same periodic work."""
+    return {"task": task, "schedule": float(seconds), "options": {"expires": seconds * 0.9}}

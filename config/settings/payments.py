@@ -6,7 +6,7 @@ import datetime
 from django.core.exceptions import ImproperlyConfigured
 
 from config.settings.base import env
-from config.settings.broker import CELERY_BEAT_SCHEDULE
+from config.settings.broker import CELERY_BEAT_SCHEDULE, every
 
 # --- payments --------------------------------------------------------------------------------
 # Connector per mode (payments.connectors). Test keys go to the simulator; with no live
@@ -27,34 +27,15 @@ if not 0 < PAYMENT_TRANSACTION_LIMIT < 2**53:
     raise ImproperlyConfigured("PAYMENT_TRANSACTION_LIMIT must be a positive integer below 2^53.")
 CELERY_BEAT_SCHEDULE.update(
     {
-        # `expires` a bit under the interval: a run that could not start in time is dropped.
-        "payments-resolve-due": {
-            "task": "payments.tasks.resolve_due_payments",
-            "schedule": 10.0,
-            "options": {"expires": 9},
-        },
-        "payments-expire-due": {
-            "task": "payments.tasks.expire_due_payments",
-            "schedule": 60.0,
-            "options": {"expires": 55},
-        },
+        "payments-resolve-due": every("payments.tasks.resolve_due_payments", 10.0),
+        "payments-expire-due": every("payments.tasks.expire_due_payments", 60.0),
         # Connector operations left `started` by a process that died (docs/payments.md
         # "Connector operations").
-        "payments-recover-operations": {
-            "task": "payments.tasks.recover_operations",
-            "schedule": 30.0,
-            "options": {"expires": 25},
-        },
-        "payments-purge-finished-operations": {
-            "task": "payments.tasks.purge_finished_operations",
-            "schedule": 3600.0,
-            "options": {"expires": 3300},
-        },
-        "payments-purge-unused-tokens": {
-            "task": "payments.tasks.purge_unused_tokens",
-            "schedule": 3600.0,
-            "options": {"expires": 3300},
-        },
+        "payments-recover-operations": every("payments.tasks.recover_operations", 30.0),
+        "payments-purge-finished-operations": every(
+            "payments.tasks.purge_finished_operations", 3600.0
+        ),
+        "payments-purge-unused-tokens": every("payments.tasks.purge_unused_tokens", 3600.0),
     }
 )
 # Simulated issuer waits (`_svc_test_latency_ms`) one merchant may have at once; one more is
@@ -63,20 +44,12 @@ SANDBOX_LATENCY_CONCURRENCY = env.int("SANDBOX_LATENCY_CONCURRENCY", default=2)
 # Units of the merchant's test-mode budget (API_CONCURRENCY_LIMITS) a wait holds beyond its
 # request's own (docs/request-safety.md "Budgets").
 SANDBOX_LATENCY_COST = env.int("SANDBOX_LATENCY_COST", default=2)
-CELERY_BEAT_SCHEDULE["sandbox-purge-challenge-sessions"] = {
-    "task": "sandbox.tasks.purge_old_challenge_sessions",
-    "schedule": 3600.0,
-    "options": {"expires": 3300},
-}
+CELERY_BEAT_SCHEDULE["sandbox-purge-challenge-sessions"] = every(
+    "sandbox.tasks.purge_old_challenge_sessions", 3600.0
+)
 
 # --- refunds ---------------------------------------------------------------------------------
-CELERY_BEAT_SCHEDULE["refunds-resolve-due"] = {
-    "task": "refunds.tasks.resolve_due_refunds",
-    "schedule": 10.0,
-    "options": {"expires": 9},
-}
-CELERY_BEAT_SCHEDULE["refunds-recover-operations"] = {
-    "task": "refunds.tasks.recover_refund_operations",
-    "schedule": 30.0,
-    "options": {"expires": 25},
-}
+CELERY_BEAT_SCHEDULE["refunds-resolve-due"] = every("refunds.tasks.resolve_due_refunds", 10.0)
+CELERY_BEAT_SCHEDULE["refunds-recover-operations"] = every(
+    "refunds.tasks.recover_refund_operations", 30.0
+)

@@ -7,7 +7,7 @@ import datetime
 from django.core.exceptions import ImproperlyConfigured
 
 from config.settings.base import env
-from config.settings.broker import CELERY_BEAT_SCHEDULE
+from config.settings.broker import CELERY_BEAT_SCHEDULE, every
 
 # --- request safety (docs/request-safety.md) ---------------------------------------------------
 # Per API key token bucket: `rate` tokens a second, at most `burst` at once.
@@ -67,11 +67,9 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = env.int("API_MAX_BODY_BYTES", default=256 * 1024)
 # How long a claimed Idempotency-Key stays "in use" if its request dies without answering
 # (short: the claim fences the work, docs/request-safety.md "Idempotency keys").
 IDEMPOTENCY_LEASE_SECONDS = env.int("IDEMPOTENCY_LEASE_SECONDS", default=30)
-CELERY_BEAT_SCHEDULE["api-purge-idempotency-records"] = {
-    "task": "api.tasks.purge_expired_idempotency_records",
-    "schedule": 3600.0,
-    "options": {"expires": 3300},
-}
+CELERY_BEAT_SCHEDULE["api-purge-idempotency-records"] = every(
+    "api.tasks.purge_expired_idempotency_records", 3600.0
+)
 
 # The request log kept per merchant for GET /v1/request-logs (docs/request-log.md): written by a
 # background thread of each process every REQUEST_LOG_FLUSH_SECONDS, kept this long.
@@ -80,8 +78,4 @@ REQUEST_LOG_FLUSH_SECONDS = env.float("REQUEST_LOG_FLUSH_SECONDS", default=1.0)
 REQUEST_LOG_RETENTION = datetime.timedelta(days=env.float("REQUEST_LOG_RETENTION_DAYS", default=30))
 if REQUEST_LOG_RETENTION < datetime.timedelta(days=1):
     raise ImproperlyConfigured("REQUEST_LOG_RETENTION_DAYS must be at least 1.")
-CELERY_BEAT_SCHEDULE["api-purge-request-log"] = {
-    "task": "api.tasks.purge_old_request_log",
-    "schedule": 3600.0,
-    "options": {"expires": 3300},
-}
+CELERY_BEAT_SCHEDULE["api-purge-request-log"] = every("api.tasks.purge_old_request_log", 3600.0)

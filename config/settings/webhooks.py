@@ -6,7 +6,7 @@ import ipaddress
 from django.core.exceptions import ImproperlyConfigured
 
 from config.settings.base import env
-from config.settings.broker import CELERY_BEAT_SCHEDULE
+from config.settings.broker import CELERY_BEAT_SCHEDULE, every
 
 # Called by events.emit() inside the transaction that writes events (docs/webhooks.md).
 EVENT_FAN_OUT_HOOKS: list[str] = ["webhooks.services.fan_out_in_transaction"]
@@ -40,22 +40,10 @@ if WEBHOOK_MAX_IN_FLIGHT_PER_ACCOUNT < 1:
 CELERY_BEAT_SCHEDULE.update(
     {
         # Due first attempts and retries (rows with next_attempt_at), and expired leases.
-        "webhooks-deliver-due": {
-            "task": "webhooks.tasks.deliver_due",
-            "schedule": 1.0,
-            "options": {"expires": 0.9},
-        },
-        "webhooks-purge-old-events": {
-            "task": "webhooks.tasks.purge_old_events",
-            "schedule": 3600.0,
-            "options": {"expires": 3300},
-        },
+        "webhooks-deliver-due": every("webhooks.tasks.deliver_due", 1.0),
+        "webhooks-purge-old-events": every("webhooks.tasks.purge_old_events", 3600.0),
         # Events whose after-commit nudge was lost (spec "Retries and dead letter" 3).
-        "webhooks-sweep": {
-            "task": "webhooks.tasks.sweep_undispatched",
-            "schedule": 300.0,
-            "options": {"expires": 290.0},
-        },
+        "webhooks-sweep": every("webhooks.tasks.sweep_undispatched", 300.0),
     }
 )
 
@@ -81,11 +69,9 @@ if WEBHOOK_HEALTH_MIN_FAILURES < 1:
 WEBHOOK_DEAD_LETTER_DIGEST_SECONDS = env.float("WEBHOOK_DEAD_LETTER_DIGEST_SECONDS", default=3600.0)
 if WEBHOOK_DEAD_LETTER_DIGEST_SECONDS < 60:
     raise ImproperlyConfigured("WEBHOOK_DEAD_LETTER_DIGEST_SECONDS must be at least 60.")
-CELERY_BEAT_SCHEDULE["webhooks-dead-letter-digest"] = {
-    "task": "webhooks.tasks.send_dead_letter_digests",
-    "schedule": WEBHOOK_DEAD_LETTER_DIGEST_SECONDS,
-    "options": {"expires": WEBHOOK_DEAD_LETTER_DIGEST_SECONDS * 0.9},
-}
+CELERY_BEAT_SCHEDULE["webhooks-dead-letter-digest"] = every(
+    "webhooks.tasks.send_dead_letter_digests", WEBHOOK_DEAD_LETTER_DIGEST_SECONDS
+)
 # Recover requeues at most this many events per call; `has_more` says to call again.
 WEBHOOK_RECOVER_MAX = env.int("WEBHOOK_RECOVER_MAX", default=500)
 if WEBHOOK_RECOVER_MAX < 1:

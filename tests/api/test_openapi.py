@@ -14,6 +14,7 @@ from django.core.management import call_command
 from django.urls import URLPattern, URLResolver, get_resolver
 
 from api.views import ServiceAPIView
+from tests.api.schema_walk import schema_nodes
 
 COMMITTED = Path(settings.BASE_DIR) / "docs" / "openapi.yaml"
 HTTP_METHODS = ("get", "post", "delete")
@@ -127,31 +128,22 @@ def test_request_bodies_come_from_the_input_serializers(schema):
 def unbounded_strings(schema, node, where: str, seen: set) -> list[str]:
     """Where `node` (a request body's schema, $refs followed) takes a string with no bound:
     no maxLength, and no enum, const or anchored pattern of fixed length."""
-    if isinstance(node, list):
-        return [w for i, n in enumerate(node) for w in unbounded_strings(schema, n, where, seen)]
-    if not isinstance(node, dict):
-        return []
-    if "$ref" in node:
-        name = node["$ref"].rsplit("/", 1)[-1]
-        if name in seen:
-            return []
-        seen.add(name)
-        return unbounded_strings(schema, schema["components"]["schemas"][name], name, seen)
-    found = []
-    types = node.get("type", [])
-    if "string" in ([types] if isinstance(types, str) else types):
-        bounded = "maxLength" in node or "enum" in node or "const" in node
-        bounded |= bool(re.fullmatch(r"\^[^*+]*\$", node.get("pattern", "")))  # no * or +
-        if not bounded:
-            found.append(where)
-    for key, child in node.items():
-        if key in ("properties", "additionalProperties", "propertyNames"):
-            children = child.items() if key == "properties" else [(key, child)]
-            for name, grandchild in children:
-                found += unbounded_strings(schema, grandchild, f"{where}.{name}", seen)
-        elif key in ("items", "oneOf", "anyOf", "allOf"):
-            found += unbounded_strings(schema, child, where, seen)
-    return found
+    components = schema["components"]["schemas"]
+    return [
+        place
+        for part, place in schema_nodes(components, node, where, seen)
+        if takes_string(part) and not is_bounded(part)
+    ]
+
+
+def takes_string(part: dict) -> bool:
+    types = part.get("type", [])
+    return "string" in ([types] if isinstance(types, str) else types)
+
+
+def is_bounded(part: dict) -> bool:
+    bounded = "maxLength" in part or "enum" in part or "const" in part
+    return bounded or bool(re.fullmatch(r"\^[^*+]*\$", part.get("pattern", "")))  # no * or +
 
 
 def test_every_string_a_request_body_takes_has_a_maximum_length(schema):

@@ -11,6 +11,7 @@ import yaml
 from django.conf import settings
 
 from events.catalogue import EVENT_TYPES_BY_FAMILY
+from tests.api.schema_walk import schema_nodes
 
 SCHEMA = yaml.safe_load((Path(settings.BASE_DIR) / "docs" / "openapi.yaml").read_text())
 COMPONENTS = SCHEMA["components"]["schemas"]
@@ -26,29 +27,19 @@ FREE_FORM = {"PaymentMethodDetails.details"}
 def untyped_objects(node, where: str, seen: set) -> list[str]:
     """The places under `node` where an object has neither properties nor a schema for its
     values: what a generator turns into `{[key: string]: unknown}`."""
-    if isinstance(node, list):
-        return [found for item in node for found in untyped_objects(item, where, seen)]
-    if not isinstance(node, dict):
-        return []
-    if "$ref" in node:
-        name = node["$ref"].rsplit("/", 1)[-1]
-        if name in seen:
-            return []
-        seen.add(name)
-        return untyped_objects(COMPONENTS[name], name, seen)
-    found = []
-    types = node.get("type")
-    is_object = types == "object" or (isinstance(types, list) and "object" in types)
-    if is_object and "properties" not in node and not node.get("additionalProperties"):
-        if where not in FREE_FORM:
-            found.append(where)
-    for key, value in node.items():
-        if key == "properties":
-            for name, field in value.items():
-                found += untyped_objects(field, f"{where}.{name}", seen)
-        elif isinstance(value, dict | list):
-            found += untyped_objects(value, where, seen)
-    return found
+    return [
+        place
+        for schema, place in schema_nodes(COMPONENTS, node, where, seen)
+        if is_object(schema)
+        and "properties" not in schema
+        and not schema.get("additionalProperties")
+        and place not in FREE_FORM
+    ]
+
+
+def is_object(schema: dict) -> bool:
+    types = schema.get("type")
+    return types == "object" or (isinstance(types, list) and "object" in types)
 
 
 def test_every_object_a_response_carries_is_typed():
