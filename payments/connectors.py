@@ -113,14 +113,20 @@ def _live_connector_name(*, merchant_id: str, method: Method, currency: str) -> 
 
 
 def connector_of(payment) -> Connector:
-    """The connector that serves an existing payment (its method, currency and mode)."""
-    method = get_method(payment.method_type)
-    return route(
-        merchant_id=payment.merchant_id,
-        livemode=payment.livemode,
-        method=method,
-        currency=payment.currency,
-    )
+    """The connector that serves a payment (its method, currency and mode), or 422 `no_route`.
+    Looked up once per payment object: a request asks for it at its check, its operation's
+    start and its call, and a live route is a query."""
+    if CONNECTOR_ATTRIBUTE not in payment.__dict__:
+        payment.__dict__[CONNECTOR_ATTRIBUTE] = route(
+            merchant_id=payment.merchant_id,
+            livemode=payment.livemode,
+            method=get_method(payment.method_type),
+            currency=payment.currency,
+        )
+    return payment.__dict__[CONNECTOR_ATTRIBUTE]
+
+
+CONNECTOR_ATTRIBUTE = "_connector"
 
 
 def route(*, merchant_id: str, livemode: bool, method: Method, currency: str) -> Connector:

@@ -22,7 +22,7 @@ from api.idempotency import Claim, answer_store
 from events.services import events_written, new_events
 from infra.rows import insert_instances
 from payments import metrics
-from payments.connectors import route
+from payments.connectors import connector_of
 from payments.fees import parse_schedule
 from payments.methods import Method, get_method
 from payments.models import Operation, Payment
@@ -119,7 +119,6 @@ def payment_create(
             f"{method.name} is paid without a token.", param="payment_method.token"
         )
     _check_account(merchant, amount)
-    route(merchant_id=merchant.pk, livemode=livemode, method=method, currency=currency)
     payment = Payment(
         # The request's moment, as its id's (made here too), not the connector's answer's: a
         # `created` window is then an id window (payments.selectors.payment_list).
@@ -138,6 +137,7 @@ def payment_create(
         statement_descriptor=statement_descriptor,
         metadata=metadata or {},
     )
+    connector_of(payment)  # 422 `no_route` before anything is written
     if token_id is None and method.card_like:
         return _create_pending(payment, api_version, claim)
     with transaction.atomic():

@@ -4,6 +4,8 @@ without one the answer is 422 no_route."""
 
 import pytest
 from django.core.exceptions import ValidationError
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from payments.models import Payment, Route
 from tests.payments.support import error_of, payment_body
@@ -28,6 +30,16 @@ def test_a_live_payment_goes_where_the_merchants_route_says(live_api, merchant, 
     assert response.status_code == 201, response.content
     body = response.json()
     assert (body["status"], body["livemode"], body["method"]["type"]) == ("captured", True, "ideal")
+
+
+def test_a_live_payment_looks_its_route_up_once(live_api, merchant, acquirer):
+    """The check before anything is written, the operation's start and the connector call
+    share one lookup (payments.connectors.connector_of)."""
+    route(merchant, "ideal", "eur", acquirer)
+    with CaptureQueriesContext(connection) as queries:
+        assert pay(live_api, "ideal", "eur").status_code == 201
+    lookups = [q["sql"] for q in queries.captured_queries if Route._meta.db_table in q["sql"]]
+    assert len(lookups) == 1, lookups
 
 
 def route(merchant, method_type: str, currency: str, connector: str) -> Route:
