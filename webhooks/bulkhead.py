@@ -48,11 +48,10 @@ class Load(NamedTuple):
 class Recorded(NamedTuple):
     """What recording an attempt did: `stored` is False when the caller's lease on the
     delivery had run out and been taken over (nothing was written: the new holder records its
-    own attempt of that number); `newly_dead` when it dead-lettered the event; `streak`, the
-    endpoint's failure streak as it now stands (webhooks/streaks.py), when stored."""
+    own attempt of that number); `streak`, the endpoint's failure streak as it now stands
+    (webhooks/streaks.py), when stored."""
 
     stored: bool
-    newly_dead: bool
     streak: Streak | None = None
 
 

@@ -168,9 +168,7 @@ def test_record_stores_the_attempt_and_the_deliverys_next_state(backend, new_del
     retry_at = now + 10 * SECOND
     attempt = attempt_of(delivery, 1, retry_at)
     recorded = backend.record(attempt, Delivery.Status.PENDING, now, now + LEASE)
-    assert recorded == Recorded(
-        stored=True, newly_dead=False, streak=Streak(1, attempt.attempted_at, None)
-    )
+    assert recorded == Recorded(stored=True, streak=Streak(1, attempt.attempted_at, None))
     assert Attempt.objects.get(pk=attempt.id).response_body == "no"
     stored = Delivery.objects.get(pk=delivery.id)
     assert (stored.status, stored.attempt_count, stored.next_attempt_at) == ("pending", 1, retry_at)
@@ -184,10 +182,11 @@ def test_record_sets_the_events_dead_letter_once(backend, new_delivery, new_endp
         event=first.event, endpoint=new_endpoint(), claimed_until=now + LEASE
     )
     dead = Delivery.Status.DEAD_LETTERED
-    assert backend.record(attempt_of(first, 1, None), dead, now, now + LEASE).newly_dead
-    assert not backend.record(attempt_of(second, 1, None), dead, now, now + LEASE).newly_dead
-    assert Delivery.objects.get(pk=first.id).status == "dead_lettered"
-    assert Delivery.objects.get(pk=first.id).event.dead_lettered_at == now
+    later = now + SECOND
+    assert backend.record(attempt_of(first, 1, None), dead, now, now + LEASE).stored
+    assert backend.record(attempt_of(second, 1, None), dead, later, now + LEASE).stored
+    assert Delivery.objects.get(pk=second.id).status == "dead_lettered"
+    assert Delivery.objects.get(pk=first.id).event.dead_lettered_at == now  # the first death
 
 
 def test_record_writes_nothing_once_the_lease_is_someone_elses(backend, new_delivery, now):
@@ -198,7 +197,7 @@ def test_record_writes_nothing_once_the_lease_is_someone_elses(backend, new_deli
     delivery = new_delivery(claimed_until=taken_over)
     dead = Delivery.Status.DEAD_LETTERED
     recorded = backend.record(attempt_of(delivery, 1, None), dead, now, now + LEASE)
-    assert recorded == Recorded(stored=False, newly_dead=False)
+    assert recorded == Recorded(stored=False)
     assert not Attempt.objects.exists()
     assert not EndpointHealth.objects.exists() and not HealthBucket.objects.exists()
     stored = Delivery.objects.get(pk=delivery.id)

@@ -91,14 +91,16 @@ def record(attempt: Attempt, status: str, now, lease) -> Recorded:
         claimed_until=None,
         enqueued_until=None,
     ):
-        return Recorded(stored=False, newly_dead=False, streak=None)
+        return Recorded(stored=False, streak=None)
     attempt.save(force_insert=True)
-    dead = Event.objects.filter(pk=attempt.event_id, dead_lettered_at__isnull=True)
     dies = status == Delivery.Status.DEAD_LETTERED
-    newly_dead = dies and bool(dead.update(dead_lettered_at=now))
+    if dies:
+        Event.objects.filter(pk=attempt.event_id, dead_lettered_at__isnull=True).update(
+            dead_lettered_at=now
+        )
     (health, health_params), (bucket, bucket_params) = counted(attempt, dies, "WHERE true")
     with connection.cursor() as cursor:
         cursor.execute(bucket, bucket_params)
         cursor.execute(health, health_params)
         streak = cursor.fetchone()
-    return Recorded(stored=True, newly_dead=newly_dead, streak=streak_of(streak))
+    return Recorded(stored=True, streak=streak_of(streak))

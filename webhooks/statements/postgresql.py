@@ -182,8 +182,9 @@ def _record_sql(insert: str, health: str, bucket: str) -> str:
     """The delivery's next state, only while the caller still holds its lease (`mine`); then
     the attempt (`insert`, a SELECT from `mine`, so nothing is written without it), the
     endpoint's health counters (`health`, `bucket`: webhooks/health.py) and, the first time
-    one of the event's deliveries dies, the event's dead letter. Returns whether it was
-    stored, whether it set that dead letter, and the endpoint's failure streak."""
+    one of the event's deliveries dies, the event's dead letter (PostgreSQL runs a writing
+    WITH whether or not the query reads it). Returns whether it was stored and the endpoint's
+    failure streak."""
     d, e = Columns(Delivery), Columns(Event)
     return f"""
         WITH mine AS (
@@ -199,9 +200,8 @@ def _record_sql(insert: str, health: str, bucket: str) -> str:
             UPDATE {e.table} SET {e.dead_lettered_at} = %s
             WHERE {e.id} = %s AND %s AND {e.dead_lettered_at} IS NULL
                 AND EXISTS (SELECT FROM mine)
-            RETURNING 1
         )
-        SELECT (SELECT count(*) FROM mine), (SELECT count(*) FROM dead), health.*
+        SELECT (SELECT count(*) FROM mine), health.*
         FROM (SELECT 1) AS one LEFT JOIN health ON true
     """
 
@@ -217,7 +217,7 @@ def record(attempt: Attempt, status: str, now, lease) -> Recorded:
             sql,
             [*delivery, *params, *health_params, *bucket_params, now, attempt.event_id, dies],
         )
-        stored, newly_dead, *streak = cursor.fetchone()
+        stored, *streak = cursor.fetchone()
     if stored:
         mark_stored(attempt)
-    return Recorded(bool(stored), bool(newly_dead), streak_of(streak))
+    return Recorded(bool(stored), streak_of(streak))
