@@ -13,10 +13,12 @@ a merchant sees the retry schedule run through to the dead letter in minutes.
 
 import datetime
 
+from django.db import transaction
 from django.db.models import F
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
+from api.idempotency import Claim, answer_store
 from events.models import Event
 from payments.models import Payment
 from payments.services import payment_as_of_now
@@ -29,9 +31,23 @@ MAX_TRANSITIONS = 3
 
 
 def payment_advance_clock(
-    *, payment: Payment, by: datetime.timedelta, api_version: str | None = None
+    *,
+    payment: Payment,
+    by: datetime.timedelta,
+    api_version: str | None = None,
+    claim: Claim | None = None,
 ) -> Payment:
-    """Moves `payment`'s clock forward by `by`; -> the payment as that time makes it."""
+    """Moves `payment`'s clock forward by `by`; -> the payment as that time makes it. The
+    travel, every transition it makes due and the request's answer (`claim`) commit together:
+    a request that dies midway has travelled nowhere, and its retry travels once. (Only the
+    simulator answers here, so its calls may run inside the transaction.)"""
+    with transaction.atomic():
+        payment = _travel(payment, by, api_version)
+        answer_store(claim, payment)
+    return payment
+
+
+def _travel(payment: Payment, by: datetime.timedelta, api_version: str | None) -> Payment:
     _record_travel(payment, by)
     remaining = by
     for _ in range(MAX_TRANSITIONS):

@@ -115,11 +115,11 @@ class AdvanceClock(PaymentMixin, ServiceAPIView):
     @extend_schema(request=AdvanceClockInput)
     def post(self, request, payment_id):
         data = validated(AdvanceClockInput, request.data)
-        # Several operations, so no claim is passed: its answer is stored after the view.
         payment = payment_advance_clock(
             payment=self.payment(request, payment_id),
             by=datetime.timedelta(seconds=data["seconds"]),
             api_version=request.api_version,
+            claim=self.claim(rendered),
         )
         return self.respond(rendered, payment)
 

@@ -1,11 +1,18 @@
 """POST /v1/sandbox/advance-clock/:id: one test payment's timed transitions, now
 (docs/sandbox.md "Time travel")."""
 
+import datetime
+
 import pytest
+from django.conf import settings
+from django.utils import timezone
 
 from events.models import Event
+from infra import failpoints
+from infra.failpoints import armed
 from payments.models import Payment
 from tests.payments.support import APPROVED, ASYNC, created, error_of, event_types
+from tests.support.connectors import Crash
 
 HOUR, DAY = 3600, 86_400
 
@@ -107,3 +114,28 @@ def test_seconds_is_required(api):
     payment = created(api, None)
     response = api.post(f"/v1/sandbox/advance-clock/{payment['id']}", {}, format="json")
     assert response.status_code == 400 and response.json()["error"]["param"] == "seconds"
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_an_advance_killed_midway_has_travelled_nowhere_and_its_retry_travels_once(
+    api, time_machine
+):
+    """The travel, its transitions and the stored answer are one unit of work: killed after
+    the simulator answered (its release failing too), nothing of it is left, and the retry
+    after the key's lease travels once (the old code kept the first travel: 2x the seconds)."""
+    payment = created(api, ASYNC, capture_method="manual")
+    key = {"HTTP_IDEMPOTENCY_KEY": "travel-1"}
+    with armed(failpoints.CONNECTOR_ANSWERED, Crash), armed(failpoints.RELEASING, Crash):
+        with pytest.raises(Crash):
+            advance(api, payment["id"], 30 + 7 * DAY, **key)
+    stored = Payment.objects.get(pk=payment["id"])
+    assert (stored.status, stored.clock_advanced_by) == ("processing", None)
+
+    lease = datetime.timedelta(seconds=settings.IDEMPOTENCY_LEASE_SECONDS + 1)
+    time_machine.move_to(timezone.now() + lease)
+    retry = advance(api, payment["id"], 30 + 7 * DAY, **key)
+    assert retry.status_code == 200, retry.content
+    assert (retry.json()["status"], retry.json()["clock_advanced_by"]) == ("expired", 30 + 7 * DAY)
+    replay = advance(api, payment["id"], 30 + 7 * DAY, **key)
+    assert replay["Idempotent-Replayed"] == "true" and replay.json() == retry.json()
