@@ -238,14 +238,14 @@ def beat_tasks() -> list[tuple[str, object]]:
     from django.utils.module_loading import import_string
 
     from webhooks.metrics import backlog
-    from webhooks.selectors import dead_letters
+    from webhooks.selectors import dead_letter_batches
 
     tasks = [
         (entry["task"], import_string(entry["task"]))
         for entry in settings.CELERY_BEAT_SCHEDULE.values()
     ]
     tasks.append(("metrics: webhook backlog", lambda: backlog(timezone.now())))
-    tasks.append(("requeue_dead_letters (list)", lambda: list(dead_letters())))
+    tasks.append(("requeue_dead_letters (a batch)", lambda: next(dead_letter_batches(), None)))
     return tasks
 
 
