@@ -17,6 +17,7 @@ from django.http import HttpResponseBadRequest
 from accounts.models import Merchant
 
 MERCHANT_PARAMETER = "merchant"
+MODE_PARAMETER = "livemode"
 # A changelist's query parameters that are not filters (search, page, ordering, popups...).
 NOT_FILTERS = {ALL_VAR, ORDER_VAR, PAGE_VAR, SEARCH_VAR, ERROR_FLAG, IS_POPUP_VAR, TO_FIELD_VAR}
 NOT_FILTERS |= {IS_FACETS_VAR}
@@ -34,6 +35,36 @@ class MerchantFilter(admin.SimpleListFilter):
     def queryset(self, request, queryset):
         value = self.value()
         return queryset.filter(**{self.field: value}) if value else queryset
+
+
+class ModeFilter(admin.SimpleListFilter):
+    """A merchant's list one mode at a time, live unless test is chosen (no "both"): the
+    (merchant, livemode, id desc) indexes then give its page in order. Both modes at once
+    walked the primary key filtering on the merchant, every newer row of every merchant for a
+    small one's page (1.3 s for its events at 10M payments, docs/data.md "Reads at scale")."""
+
+    title = "mode"
+    parameter_name = MODE_PARAMETER
+    field = "livemode"
+    LIVE, TEST = "1", "0"
+
+    def lookups(self, request, model_admin):
+        return [(self.LIVE, "live"), (self.TEST, "test")]
+
+    def livemode(self) -> bool:
+        return self.value() != self.TEST
+
+    def choices(self, changelist):
+        chosen = self.LIVE if self.livemode() else self.TEST
+        for value, title in self.lookup_choices:
+            yield {
+                "selected": value == chosen,
+                "query_string": changelist.get_query_string({self.parameter_name: value}),
+                "display": title,
+            }
+
+    def queryset(self, request, queryset):
+        return queryset.filter(**{self.field: self.livemode()})
 
 
 class MerchantFirstAdmin(admin.ModelAdmin):

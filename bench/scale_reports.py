@@ -170,7 +170,7 @@ def admin_urls(client, searches: dict[str, list[str]], merchants: list[str]):
     from django.contrib.admin.utils import quote
     from django.urls import reverse
 
-    from backoffice.toolkit import MerchantFirstAdmin
+    from accounts.merchantfirst import MerchantFirstAdmin
 
     for model, model_admin in admin.site._registry.items():
         label = f"{model._meta.app_label}_{model._meta.model_name}"
@@ -252,7 +252,7 @@ def beat_tasks() -> list[tuple[str, object]]:
 def beat_report(url: str, seconds: float) -> list[dict]:
     """Each beat task once, rolled back; purges limited to `seconds` (one or a few batches:
     a batch's queries are the same whatever the run's length)."""
-    from api import retention
+    from infra import retention
 
     retention.RUN_SECONDS = seconds
     defaults = retention.delete_in_batches.__kwdefaults__
