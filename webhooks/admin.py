@@ -7,6 +7,7 @@ from django.utils.html import format_html
 
 from accounts.merchantfirst import (
     MODE_PARAMETER,
+    CreatedWindowFilter,
     MerchantFilter,
     MerchantFirstAdmin,
     ModeFilter,
@@ -241,7 +242,7 @@ class DeliveryAdmin(MerchantFirstAdmin, ReadOnlyAdmin):
     list_filter = (
         "status",
         EndpointFilter,
-        ("created", admin.DateFieldListFilter),
+        ("created", CreatedWindowFilter),
         DeliveryModeFilter,
     )
     # An endpoint is one merchant's too (its deliveries read through the endpoint's index).
@@ -322,7 +323,7 @@ class DeadLetterAdmin(DeliveryAdmin):
         "last_answer",
         "created",
     )
-    list_filter = (EndpointFilter, ("created", admin.DateFieldListFilter), DeliveryModeFilter)
+    list_filter = (EndpointFilter, ("created", CreatedWindowFilter), DeliveryModeFilter)
     # Newest event first, read in order from delivery_dead_letter (event, endpoint).
     ordering = ("-event_id", "-endpoint_id")
     actions = [resend_dead_letters]

@@ -8,6 +8,7 @@ import time_machine
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
+from api import ids
 from api.ids import new_id
 from events.models import Event
 from payments.models import Payment
@@ -53,16 +54,22 @@ def test_search_by_email_ignores_case(staff_client, api):
         assert mixed["id"] in page and other["id"] not in page, term
 
 
-def test_created_date_filter(staff_client, api, merchant):
+def test_created_date_filter(staff_client, api, merchant, monkeypatch):
     with time_machine.travel(datetime.datetime(2026, 1, 5, 12, tzinfo=datetime.UTC)):
+        # Made then, id and all: the fixtures' ids, made now, are not "the last one" then.
+        monkeypatch.setattr(ids, "_last_ms", -1)
         old = created(api, APPROVED)
     new = created(api, APPROVED)
     today = datetime.datetime.now(datetime.UTC).date().isoformat()
-    page = staff_client.get(
-        "/admin/payments/payment/",
-        {"created__gte": f"{today} 00:00:00+00:00", "merchant": merchant.id, "livemode": "0"},
-    ).content.decode()
+    with CaptureQueriesContext(connection) as queries:
+        page = staff_client.get(
+            "/admin/payments/payment/",
+            {"created__gte": f"{today} 00:00:00+00:00", "merchant": merchant.id, "livemode": "0"},
+        ).content.decode()
     assert new["id"] in page and old["id"] not in page
+    # An id window (ids are made with `created`): the list's index starts at the window.
+    listed = [q["sql"] for q in queries.captured_queries if "payments_payment" in q["sql"]]
+    assert any('"payments_payment"."id" >=' in sql for sql in listed)
 
 
 @pytest.mark.parametrize("url", ["/admin/payments/payment/", "/admin/events/event/"])
