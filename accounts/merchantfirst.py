@@ -3,6 +3,7 @@ merchant filter reads the merchants' own small table, so it lives with the Merch
 rest of the admin toolkit is backoffice.toolkit."""
 
 import datetime
+from urllib.parse import urlencode
 
 from django.contrib import admin
 from django.contrib.admin.options import IS_POPUP_VAR, TO_FIELD_VAR, IncorrectLookupParameters
@@ -14,12 +15,12 @@ from django.contrib.admin.views.main import (
     PAGE_VAR,
     SEARCH_VAR,
 )
-from django.http import HttpResponseBadRequest
+from django.http import HttpResponseBadRequest, HttpResponseRedirect
 from django.utils import timezone
 from django.utils.dateparse import parse_date, parse_datetime
 
 from accounts.models import Merchant
-from api.ids import created_window
+from api.ids import created_window, is_id
 
 MERCHANT_PARAMETER = "merchant"
 MODE_PARAMETER = "livemode"
@@ -117,6 +118,11 @@ class MerchantFirstAdmin(admin.ModelAdmin):
         return (self.merchant_filter, *(f for f in self.list_filter if self._scopes(f)))
 
     def changelist_view(self, request, extra_context=None):
+        # A merchant's id typed into the search box opens its list (one mode, newest first,
+        # its filters): as a search it read both modes' rows by primary key (issue 22).
+        term = request.GET.get(SEARCH_VAR, "").strip()
+        if is_id(term, "mch"):
+            return HttpResponseRedirect(f"{request.path}?{urlencode({MERCHANT_PARAMETER: term})}")
         # Django applies any lookup on a local field (currency=jpy) even when not offered.
         if not self._scoped(request) and set(request.GET) - NOT_FILTERS - set(self.scoped_by):
             return HttpResponseBadRequest("Choose a merchant first: filters narrow one merchant.")

@@ -137,7 +137,7 @@ def admin_client():
 
 
 def fetch(client, url: str):
-    response = client.get(url)
+    response = client.get(url, follow=True)  # a merchant's id searched: its list
     assert response.status_code == 200, (url, response.status_code)
     return response
 

@@ -85,8 +85,6 @@ def event_search(term: str) -> Q:
     probes) rather than a new index on every event written (docs/back-office.md "Finding")."""
     if term.startswith("evt_"):
         return Q(pk=term)
-    if term.startswith("mch_"):
-        return Q(merchant_id=term)
     return Q(merchant__in=Merchant.objects.all(), livemode__in=[False, True], resource_id=term)
 
 
@@ -122,7 +120,9 @@ class EventAdmin(MerchantFirstAdmin, ReadOnlyAdmin):
         ("dead_lettered_at", admin.EmptyFieldListFilter),
     )
     search_fields = ("=id",)  # shows the box; get_search_results reads what was typed
-    search_help_text = "An event id (evt_…), a merchant id (mch_…) or a resource's id; exact."
+    search_help_text = (
+        "An event id (evt_…), a resource's id, or a merchant id (mch_…: its list); exact."
+    )
     show_full_result_count = False
     paginator = CappedPaginator
     inlines = [AttemptInline]

@@ -83,6 +83,8 @@ def test_a_merchants_list_is_one_mode_at_a_time_live_unless_test(staff_client, a
     assert wanted not in live and "?livemode=0" in live and "All" not in mode_choices(live)
     test = staff_client.get(url, {"merchant": merchant, "livemode": "0"}).content.decode()
     assert wanted in test
+    searched = staff_client.get(url, {"q": merchant})  # its id typed: its list, one mode
+    assert searched.status_code == 302 and searched["Location"] == f"{url}?merchant={merchant}"
 
 
 @pytest.mark.postgres  # PostgreSQL's planner settings and plan text
