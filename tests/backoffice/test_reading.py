@@ -131,6 +131,11 @@ def test_deliveries_list_with_last_error_resource_and_filters(
     assert failing_id not in live.content.decode()
     none = staff_client.get("/admin/webhooks/delivery/", {"merchant": other_merchant.id})
     assert failing_id not in none.content.decode()
+    # An endpoint of another merchant than the one chosen: nothing, as both filters say.
+    mismatched = {"merchant": other_merchant.id, "endpoint": endpoint.id}
+    assert (
+        failing_id not in staff_client.get("/admin/webhooks/delivery/", mismatched).content.decode()
+    )
     letters = staff_client.get("/admin/webhooks/deadletter/").content.decode()
     assert failing_id in letters and fine_id not in letters and "500" in letters
     health = staff_client.get(f"/admin/webhooks/webhookendpoint/{endpoint.pk}/change/")
