@@ -116,8 +116,8 @@ def admin_searches(merchants: dict) -> dict[str, list[str]]:
     email = (payment.customer_details or {}).get("email", "nobody@example.test")
     return {
         "payments_payment": [payment.pk, payment.customer, email, "4242", "120.00", "order-7"],
-        "events_event": [event.pk, big.pk, payment.pk],
-        "webhooks_delivery": [delivery.pk, event.pk, delivery.endpoint_id, payment.pk],
+        "events_event": [event.pk, big.pk, small.pk, payment.pk],
+        "webhooks_delivery": [delivery.pk, event.pk, delivery.endpoint_id, payment.pk, small.pk],
         "webhooks_deadletter": [delivery.pk, payment.pk],
         "refunds_refund": [refund.pk, refund.payment_id] if refund else [],
         "accounts_merchant": [small.pk, "small"],

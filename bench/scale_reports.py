@@ -137,7 +137,7 @@ def admin_client():
 
 
 def fetch(client, url: str):
-    response = client.get(url)
+    response = client.get(url, follow=True)  # a merchant's id searched: its list
     assert response.status_code == 200, (url, response.status_code)
     return response
 
@@ -170,7 +170,7 @@ def admin_urls(client, searches: dict[str, list[str]], merchants: list[str]):
     from django.contrib.admin.utils import quote
     from django.urls import reverse
 
-    from backoffice.toolkit import MerchantFirstAdmin
+    from accounts.merchantfirst import MerchantFirstAdmin
 
     for model, model_admin in admin.site._registry.items():
         label = f"{model._meta.app_label}_{model._meta.model_name}"
@@ -238,21 +238,21 @@ def beat_tasks() -> list[tuple[str, object]]:
     from django.utils.module_loading import import_string
 
     from webhooks.metrics import backlog
-    from webhooks.selectors import dead_letters
+    from webhooks.selectors import dead_letter_batches
 
     tasks = [
         (entry["task"], import_string(entry["task"]))
         for entry in settings.CELERY_BEAT_SCHEDULE.values()
     ]
     tasks.append(("metrics: webhook backlog", lambda: backlog(timezone.now())))
-    tasks.append(("requeue_dead_letters (list)", lambda: list(dead_letters())))
+    tasks.append(("requeue_dead_letters (a batch)", lambda: next(dead_letter_batches(), None)))
     return tasks
 
 
 def beat_report(url: str, seconds: float) -> list[dict]:
     """Each beat task once, rolled back; purges limited to `seconds` (one or a few batches:
     a batch's queries are the same whatever the run's length)."""
-    from api import retention
+    from infra import retention
 
     retention.RUN_SECONDS = seconds
     defaults = retention.delete_in_batches.__kwdefaults__

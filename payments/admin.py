@@ -7,7 +7,12 @@ from django import forms
 from django.contrib import admin
 from django.utils.html import format_html, format_html_join
 
-from accounts.merchantfirst import MerchantFirstAdmin, merchant_name
+from accounts.merchantfirst import (
+    CreatedWindowFilter,
+    MerchantFirstAdmin,
+    ModeFilter,
+    merchant_name,
+)
 from accounts.models import Merchant
 from api.currencies import CURRENCY_EXPONENTS, format_amount
 from backoffice.extensions import AdminExtension, extend_admin
@@ -164,8 +169,8 @@ class PaymentAdmin(MerchantFirstAdmin, ReadOnlyAdmin):
         "status",
         CurrencyFilter,
         MethodFilter,
-        "livemode",
-        ("created", admin.DateFieldListFilter),
+        ModeFilter,
+        ("created", CreatedWindowFilter),
     )
     search_fields = ("=id",)  # shows the box; get_search_results reads what was typed
     search_help_text = (

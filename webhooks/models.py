@@ -91,8 +91,9 @@ class Delivery(models.Model):
     event = models.ForeignKey(
         Event, on_delete=models.PROTECT, related_name="deliveries", db_index=False
     )
+    # No index of its own: delivery_endpoint_list leads with the endpoint.
     endpoint = models.ForeignKey(
-        WebhookEndpoint, on_delete=models.PROTECT, related_name="deliveries"
+        WebhookEndpoint, on_delete=models.PROTECT, related_name="deliveries", db_index=False
     )
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
     attempt_count = models.PositiveIntegerField(default=0)
@@ -144,6 +145,8 @@ class Delivery(models.Model):
             # An endpoint's deliveries newest first (the admin's list of an endpoint or a
             # merchant, and its capped count), never a sort of them all.
             models.Index(fields=["endpoint", "-id"], name="delivery_endpoint_list"),
+            # ... and of one status (the admin's filter), newest first.
+            models.Index(fields=["endpoint", "status", "-id"], name="delivery_endpoint_status"),
             # Dead letters (the admin's list, requeue_dead_letters): a few among millions.
             models.Index(
                 fields=["event", "endpoint"],
@@ -167,7 +170,10 @@ class Attempt(models.Model):
         Delivery, on_delete=models.PROTECT, related_name="attempts", db_index=False
     )
     event = models.ForeignKey(Event, on_delete=models.PROTECT, related_name="attempts")
-    endpoint = models.ForeignKey(WebhookEndpoint, on_delete=models.PROTECT, related_name="attempts")
+    # No index of its own: attempt_endpoint_recent leads with the endpoint.
+    endpoint = models.ForeignKey(
+        WebhookEndpoint, on_delete=models.PROTECT, related_name="attempts", db_index=False
+    )
     attempt = models.PositiveIntegerField()
     status = models.CharField(max_length=16, choices=Status.choices)
     # 0: no response was received (`error` says why); the spec's attempt has an integer here.

@@ -8,13 +8,14 @@ from django.db.models import Q
 from django.utils import timezone
 
 from api.errors import NotFound
-from api.ids import id_floor, is_id
+from api.ids import ID_SLACK, id_floor, is_id
 from events.models import Event
 from infra import revision
 from infra.rows import Columns, ModelRows
 from webhooks.models import Delivery, WebhookEndpoint
 
 DUE_BATCH = 500
+DEAD_LETTER_BATCH = 500  # requeue_dead_letters' default --batch-size
 UNDISPATCHED_GRACE = datetime.timedelta(minutes=1)
 
 
@@ -86,13 +87,35 @@ def event_get(*, merchant, livemode: bool, event_id: str) -> Event:
 
 
 def dead_letters(*, merchant_id: str | None = None, since: datetime.datetime | None = None):
-    """Deliveries that ran out of retries, oldest event first."""
+    """Deliveries that ran out of retries, oldest event first, read in that order from
+    delivery_dead_letter (event, endpoint). `since` also starts the read at its events' id
+    floor (ids are made with `created`), so the older dead letters are not walked."""
     deliveries = Delivery.objects.filter(status=Delivery.Status.DEAD_LETTERED)
     if merchant_id:
         deliveries = deliveries.filter(event__merchant_id=merchant_id)
     if since:
-        deliveries = deliveries.filter(event__created__gte=since)
-    return deliveries.select_related("event", "endpoint").order_by("event_id", "endpoint_id")
+        deliveries = deliveries.filter(
+            event_id__gte=id_floor("evt", since - ID_SLACK), event__created__gte=since
+        )
+    return deliveries.order_by("event_id", "endpoint_id")
+
+
+def dead_letter_batches(*, merchant_id=None, since=None, size: int = DEAD_LETTER_BATCH):
+    """dead_letters() `size` at a time, each batch the range of delivery_dead_letter after
+    the last one's (event, endpoint) key: bounded reads, and no row twice even when the
+    caller requeues each batch (a requeued row leaves the dead letters; one that dies again
+    meanwhile is behind the key)."""
+    deliveries = dead_letters(merchant_id=merchant_id, since=since)
+    batch = list(deliveries[:size])
+    while batch:
+        yield batch
+        if len(batch) < size:
+            return
+        event_id, endpoint_id = batch[-1].event_id, batch[-1].endpoint_id
+        after = deliveries.filter(event_id__gte=event_id).exclude(
+            event_id=event_id, endpoint_id__lte=endpoint_id
+        )
+        batch = list(after[:size])
 
 
 def recoverable_deliveries(endpoint, since, now, starting_after: str | None = None):

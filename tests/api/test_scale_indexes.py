@@ -87,3 +87,32 @@ def test_a_deliveries_search_by_resource_reads_event_resource_not_every_event():
 def test_erasure_finds_an_email_through_payment_customer_email_ci():
     payments = payments_of_customer(merchant_id="mch_x", email="Ann@Example.test")
     assert "payment_customer_email_ci" in indexes_read(payments)
+
+
+def test_an_endpoints_deliveries_of_a_status_read_delivery_endpoint_status():
+    """The deliveries admin's status filter, scoped to a merchant's endpoints (a few ids)."""
+    deliveries = Delivery.objects.filter(endpoint_id__in=["whe_x"], status="delivered")
+    assert "delivery_endpoint_status" in indexes_read(deliveries.order_by("-pk")[:100])
+    newest = Delivery.objects.filter(endpoint_id__in=["whe_x"]).order_by("-pk")[:100]
+    assert "delivery_endpoint_list" in indexes_read(newest)
+
+
+def test_the_endpoint_keys_own_indexes_are_dropped_their_wider_twins_serve():
+    """db_index=False on the endpoint keys (webhooks 0010): each index leading with the
+    endpoint is one a query reads."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT indexname FROM pg_indexes WHERE tablename IN "
+            "('webhooks_delivery', 'webhooks_attempt') AND indexdef LIKE '%%(endpoint_id%%'"
+        )
+        names = {name for (name,) in cursor.fetchall()}
+    assert names == {
+        "delivery_endpoint_list",
+        "delivery_endpoint_status",
+        "delivery_in_flight",
+        "delivery_nudged",
+        "delivery_recoverable",
+        "attempt_endpoint_recent",
+    }
+    for_key_check = Attempt.objects.filter(endpoint_id="whe_x")
+    assert "attempt_endpoint_recent" in indexes_read(for_key_check)

@@ -8,6 +8,7 @@ import time_machine
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
+from api import ids
 from api.ids import new_id
 from events.models import Event
 from payments.models import Payment
@@ -53,16 +54,37 @@ def test_search_by_email_ignores_case(staff_client, api):
         assert mixed["id"] in page and other["id"] not in page, term
 
 
-def test_created_date_filter(staff_client, api, merchant):
+def test_created_date_filter(staff_client, api, merchant, monkeypatch):
     with time_machine.travel(datetime.datetime(2026, 1, 5, 12, tzinfo=datetime.UTC)):
+        # Made then, id and all: the fixtures' ids, made now, are not "the last one" then.
+        monkeypatch.setattr(ids, "_last_ms", -1)
         old = created(api, APPROVED)
     new = created(api, APPROVED)
     today = datetime.datetime.now(datetime.UTC).date().isoformat()
-    page = staff_client.get(
-        "/admin/payments/payment/",
-        {"created__gte": f"{today} 00:00:00+00:00", "merchant": merchant.id},
-    ).content.decode()
+    with CaptureQueriesContext(connection) as queries:
+        page = staff_client.get(
+            "/admin/payments/payment/",
+            {"created__gte": f"{today} 00:00:00+00:00", "merchant": merchant.id, "livemode": "0"},
+        ).content.decode()
     assert new["id"] in page and old["id"] not in page
+    # An id window (ids are made with `created`): the list's index starts at the window.
+    listed = [q["sql"] for q in queries.captured_queries if "payments_payment" in q["sql"]]
+    assert any('"payments_payment"."id" >=' in sql for sql in listed)
+
+
+@pytest.mark.parametrize("url", ["/admin/payments/payment/", "/admin/events/event/"])
+def test_a_merchants_list_is_one_mode_at_a_time_live_unless_test(staff_client, api, url):
+    """Both modes at once walked the primary key (issue 22): the mode is always chosen."""
+    payment = created(api, APPROVED)  # the api fixture's key is a test key
+    shown = Event.objects.filter(resource_id=payment["id"]).first().id if "event" in url else None
+    wanted = shown or payment["id"]
+    merchant = Payment.objects.get(pk=payment["id"]).merchant_id
+    live = staff_client.get(url, {"merchant": merchant}).content.decode()
+    assert wanted not in live and "?livemode=0" in live and "All" not in mode_choices(live)
+    test = staff_client.get(url, {"merchant": merchant, "livemode": "0"}).content.decode()
+    assert wanted in test
+    searched = staff_client.get(url, {"q": merchant})  # its id typed: its list, one mode
+    assert searched.status_code == 302 and searched["Location"] == f"{url}?merchant={merchant}"
 
 
 @pytest.mark.postgres  # PostgreSQL's planner settings and plan text
@@ -139,6 +161,12 @@ def test_a_big_list_offers_its_filters_once_a_merchant_is_chosen(
     assert offered in staff_client.get(url, {"merchant": merchant.id}).content.decode()
     assert staff_client.get(url, typed).status_code == 400  # typed without a merchant
     assert staff_client.get(url, {**typed, "merchant": merchant.id}).status_code == 200
+
+
+def mode_choices(page: str) -> str:
+    """The text of the mode filter's block on a changelist."""
+    start = page.index("By mode")
+    return page[start : page.index("</ul>", start)]
 
 
 def test_an_endpoint_scopes_the_delivery_filters_too(staff_client, merchant):

@@ -117,13 +117,25 @@ def test_deliveries_list_with_last_error_resource_and_filters(
     today = timezone.now().date().isoformat()
     for filters in (
         {"endpoint": endpoint.id},
-        {"merchant": endpoint.merchant_id},
-        {"created__gte": f"{today} 00:00:00+00:00", "merchant": endpoint.merchant_id},
+        {"merchant": endpoint.merchant_id, "livemode": "0"},  # the endpoint's mode
+        {
+            "created__gte": f"{today} 00:00:00+00:00",
+            "merchant": endpoint.merchant_id,
+            "livemode": "0",
+        },
     ):
         found = staff_client.get("/admin/webhooks/delivery/", filters).content.decode()
         assert failing_id in found and fine_id in found, filters
+    # A merchant's deliveries are one mode at a time, live unless test is chosen.
+    live = staff_client.get("/admin/webhooks/delivery/", {"merchant": endpoint.merchant_id})
+    assert failing_id not in live.content.decode()
     none = staff_client.get("/admin/webhooks/delivery/", {"merchant": other_merchant.id})
     assert failing_id not in none.content.decode()
+    # An endpoint of another merchant than the one chosen: nothing, as both filters say.
+    mismatched = {"merchant": other_merchant.id, "endpoint": endpoint.id}
+    assert (
+        failing_id not in staff_client.get("/admin/webhooks/delivery/", mismatched).content.decode()
+    )
     letters = staff_client.get("/admin/webhooks/deadletter/").content.decode()
     assert failing_id in letters and fine_id not in letters and "500" in letters
     health = staff_client.get(f"/admin/webhooks/webhookendpoint/{endpoint.pk}/change/")

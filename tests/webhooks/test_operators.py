@@ -14,6 +14,7 @@ from events.models import Event
 from webhooks.attempts import delivery_run
 from webhooks.fanout import events_fan_out
 from webhooks.models import Delivery
+from webhooks.selectors import dead_letter_batches, dead_letters
 
 pytestmark = pytest.mark.django_db
 
@@ -79,6 +80,31 @@ def test_requeue_dead_letters_dry_runs_unless_for_real(
     assert delivery_run(new_id).attempt == 9
     with pytest.raises(CommandError, match="--since"):
         run("requeue_dead_letters", "--since", "yesterday")
+
+
+def test_requeue_dead_letters_works_in_batches_each_row_once(receiver, endpoint_for, emit_event):
+    """Two endpoints, so a batch of 3 ends between an event's two dead letters: the next batch
+    starts after that (event, endpoint) key, and every dead letter is requeued once."""
+    endpoint_for(receiver)
+    endpoint_for(receiver)
+    events = [emit_event() for _ in range(3)]
+    for event in events:
+        Delivery.objects.filter(pk__in=events_fan_out([event.id])).update(
+            status="dead_lettered", next_attempt_at=None, attempt_count=8
+        )
+    dead = list(dead_letters().values_list("event_id", "endpoint_id"))
+    assert len(dead) == 6
+    batches = [
+        [(d.event_id, d.endpoint_id) for d in batch] for batch in dead_letter_batches(size=3)
+    ]
+    assert batches == [dead[:3], dead[3:]]
+
+    out = json.loads(run("requeue_dead_letters", "--batch-size", "3", "--for-real", "--json"))
+    assert [(d["event"], d["endpoint"]) for d in out["dead_letters"]] == dead
+    assert not Delivery.objects.filter(status="dead_lettered").exists()
+    assert Delivery.objects.filter(status="pending").count() == 6
+    with pytest.raises(CommandError, match="--batch-size"):
+        run("requeue_dead_letters", "--batch-size", "0")
 
 
 @pytest.fixture
