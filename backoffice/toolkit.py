@@ -22,7 +22,10 @@ from django.utils.module_loading import import_string
 
 from backoffice.extensions import ExtensibleAdmin
 
-COUNT_CAP = 10_000  # rows a big list counts at most; past it, narrow with search or filters
+# Rows a big list counts at most (ten pages of 100); past it, narrow with search or filters.
+# Counting costs up to this many index rows on every page view: 10,000 took the big
+# merchant's week of payments to 66-161 ms at 1M payments (docs/data.md).
+COUNT_CAP = 1_000
 CONFIRMED = "confirmed"  # the field the confirmation page posts back
 LIVE_WORD = "live"  # typed to confirm an action on live-mode objects
 

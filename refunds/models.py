@@ -36,6 +36,8 @@ class Refund(models.Model):
             models.Index(fields=["due_at"], condition=Q(due_at__isnull=False), name="refund_due"),
             # The back office's list of a merchant's refunds, newest first, with its filters.
             models.Index(fields=["merchant", "-id"], name="refund_merchant"),
+            models.Index(fields=["merchant", "status", "-id"], name="refund_merchant_status"),
+            models.Index(fields=["merchant", "currency", "-id"], name="refund_merchant_currency"),
         ]
 
     def __str__(self):

@@ -58,9 +58,17 @@ def test_a_merchants_dead_lettered_events_read_event_dead_lettered():
     assert "event_dead_lettered" in indexes_read(events.order_by("-pk")[:100])
 
 
-def test_a_merchants_refunds_read_refund_merchant():
-    refunds = Refund.objects.filter(merchant_id="mch_x", status="failed").order_by("-pk")[:100]
-    assert "refund_merchant" in indexes_read(refunds)
+@pytest.mark.parametrize(
+    "condition, index",
+    [
+        ({}, "refund_merchant"),
+        ({"status": "failed"}, "refund_merchant_status"),
+        ({"currency": "kwd"}, "refund_merchant_currency"),
+    ],
+)
+def test_a_merchants_refunds_read_the_index_of_their_filter(condition, index):
+    refunds = Refund.objects.filter(merchant_id="mch_x", **condition).order_by("-pk")[:100]
+    assert index in indexes_read(refunds)
 
 
 def test_failed_requests_read_requestlog_errors():

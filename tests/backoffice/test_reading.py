@@ -5,12 +5,16 @@ import re
 
 import pytest
 from django.contrib.admin.utils import quote
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from api.currencies import format_amount
+from backoffice import toolkit
 from events.models import Event
 from payments.admin import fees_line
 from payments.models import Payment
+from tests.factories import PaymentFactory
 from tests.payments.support import APPROVED, created
 from tests.refunds.support import captured_payment, refunded
 from webhooks.attempts import delivery_run
@@ -158,3 +162,15 @@ def test_the_event_page_reads_attempts_without_a_query_each(
     with django_assert_max_num_queries(7):  # 10 when each attempt's endpoint was a query
         page = staff_client.get(f"/admin/events/event/{event.id}/change/")
     assert page.status_code == 200 and TO_THE_SECOND_UTC.search(page.content.decode())
+
+
+@pytest.mark.django_db
+def test_a_big_list_counts_its_rows_up_to_the_cap(monkeypatch):
+    """The capped count reads at most COUNT_CAP + 1 rows (the count of a LIMIT subquery), so a
+    list of millions never counts them all; past the cap, narrow with search or filters."""
+    monkeypatch.setattr(toolkit, "COUNT_CAP", 2)
+    PaymentFactory.create_batch(4)
+    with CaptureQueriesContext(connection) as queries:
+        assert toolkit.CappedPaginator(Payment.objects.order_by("-pk"), 100).count == 3
+    (count,) = queries.captured_queries
+    assert "LIMIT 3" in count["sql"] and "ORDER BY" not in count["sql"]
