@@ -55,8 +55,8 @@ def web() -> list[str]:
         str(threads),
         "--no-ws",
         # A worker that dies is replaced; a SIGTERM drains in-flight requests, and a worker
-        # still busy (or still starting: granian 2.8 never stopped one SIGTERMed while it
-        # loaded the app) is killed after this long.
+        # still busy after this long is killed (one still loading the app when the SIGTERM
+        # came exits by itself once loaded: config/draining.py).
         "--respawn-failed-workers",
         "--respawn-interval",
         "1",
