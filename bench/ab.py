@@ -15,7 +15,7 @@ in the same run) less so. The load average is printed beside them.
 After `--`, options for bench_payments.py (default `--concurrency 8 --seconds 8 --profile 0`;
 a later option wins). Overrides reach the service because bench_payments starts it from its own
 environment (settings it sets itself, such as the lifted test-mode budgets, win). `--out FILE`
-keeps every run's figures (JSON).
+keeps every run's figures (JSON); `--report FILE` prints their report again.
 """
 
 import argparse
@@ -42,6 +42,7 @@ FIGURES = (
     ("p99 ms", lambda level: level["stack"]["p99_ms"]),
     ("ratio to the floor", lambda level: level["ratio"]),
     ("floor payments/s", lambda level: level["floor"]["per_s"]),
+    ("machine CPU ms/create", lambda level: level["cpu_ms"]["machine"]),  # everyone's: load
     ("load average (1 min)", lambda level: level["load"][0]),
 )
 
@@ -79,29 +80,27 @@ def spread(values: list[float]) -> str:
     return f"{statistics.median(values):.2f} ({min(values):.2f}-{max(values):.2f})"
 
 
+def level_of(run: dict, concurrency: int) -> dict:
+    return next(level for level in run["levels"] if level["concurrency"] == concurrency)
+
+
 def report(sides: dict, runs: list[dict]) -> None:
-    """Per concurrency level: each figure's median (min-max) per side, and B's median over A's."""
+    """Per concurrency level and figure: each side's median (min-max), B's median over A's,
+    and the median (min-max) of B over A within each pair (a pair's two runs, minutes apart,
+    met about the same load)."""
     for name, side in sides.items():
         print(f"{name}: {side['app']} at {side['commit']} {side['env'] or ''}")
-    concurrencies = sorted({level["concurrency"] for run in runs for level in run["levels"]})
-    for concurrency in concurrencies:
-        by_side = {
-            name: [
-                level
-                for run in runs
-                if run["side"] == name
-                for level in run["levels"]
-                if level["concurrency"] == concurrency
-            ]
-            for name in sides
-        }
-        counts = ", ".join(f"{name} {len(levels)} runs" for name, levels in by_side.items())
-        print(f"\n{concurrency} clients ({counts}): median (min-max)")
-        print(f"{'':>26} | {'A':>22} | {'B':>22} | B/A")
+    pairs = list(zip(runs[0::2], runs[1::2], strict=True))
+    for concurrency in sorted({level["concurrency"] for level in runs[0]["levels"]}):
+        levels = [(level_of(a, concurrency), level_of(b, concurrency)) for a, b in pairs]
+        print(f"\n{concurrency} clients, {len(pairs)} pairs: median (min-max)")
+        print(f"{'':>26} | {'A':>22} | {'B':>22} | B/A | B/A in each pair")
         for label, read in FIGURES:
-            a, b = ([read(level) for level in by_side[name]] for name in ("A", "B"))
-            ratio = statistics.median(b) / statistics.median(a) if statistics.median(a) else 0
-            print(f"{label:>26} | {spread(a):>22} | {spread(b):>22} | {ratio:.3f}")
+            a, b = [read(level) for level, _ in levels], [read(level) for _, level in levels]
+            within = [y / x for x, y in zip(a, b, strict=True) if x]
+            overall = statistics.median(b) / statistics.median(a) if statistics.median(a) else 0
+            print(f"{label:>26} | {spread(a):>22} | {spread(b):>22} | {overall:.2f} | "
+                  f"{spread(within) if within else '-'}")  # fmt: skip
 
 
 def main():
@@ -118,8 +117,12 @@ def main():
     parser.add_argument("--env-b", action="append", default=[], metavar="NAME=value")
     parser.add_argument("--pairs", type=int, default=5)
     parser.add_argument("--out", metavar="FILE", help="every run's figures, as JSON")
+    parser.add_argument("--report", metavar="FILE", help="print the report of an --out file")
     parser.add_argument("bench_args", nargs="*", help="after --: options for bench_payments.py")
     args = parser.parse_args()
+    if args.report:
+        saved = json.loads(Path(args.report).read_text())
+        return report(saved["sides"], saved["runs"])
     if len(args.app) > 2:
         parser.error("at most two --app")
     apps = [*args.app, str(ROOT), str(ROOT)][:2]
