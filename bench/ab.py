@@ -6,7 +6,10 @@ service (`--env-a`, `--env-b`). Runs go A, B, A, B, ... `--pairs` times; every r
 checkout's bench_payments.py (its load generator, floor and meters), only the service differs.
 On a shared machine the figure to compare is the app's CPU ms per create, which other load
 barely moves; payments/s, p50 and p99 move with the load, and the ratio to the floor (measured
-in the same run) less so. The load average is printed beside them.
+in the same run) less so. The load average is printed beside them. Per figure: each side's
+median (min-max), B's median over A's, and B over A within each pair; then each side's app CPU
+per create moved to equal load from the other processes on the machine (one slope fitted on
+both sides: the app's CPU per create rises with their load; rough with few pairs).
 
     .venv/bin/python bench/ab.py --app ../before --app . --pairs 5       # two commits
     .venv/bin/python bench/ab.py --pairs 5 --env-b REQUEST_LOG_ENABLED=false   # one setting
@@ -84,6 +87,39 @@ def level_of(run: dict, concurrency: int) -> dict:
     return next(level for level in run["levels"] if level["concurrency"] == concurrency)
 
 
+def others_busy_cores(level: dict) -> float:
+    """Cores kept busy meanwhile by everything but the service, its database backends and the
+    load generator: the machine's CPU per create less theirs, times creates per second."""
+    cpu = level["cpu_ms"]
+    ours = cpu["app"] + cpu["postgres"] + cpu["load_generator"]
+    return (cpu["machine"] - ours) * level["stack"]["per_s"] / 1000
+
+
+def at_equal_load(levels: list[tuple[dict, dict]]) -> str:
+    """Each side's mean app CPU per create moved to the same load from the others along one
+    slope fitted on both sides (app CPU per create rises with the others' load: shared cores
+    and caches). Rough with few pairs; the within-pair ratios are the plainer figure."""
+    sides = {"A": [a for a, _ in levels], "B": [b for _, b in levels]}
+    points = {
+        name: [(others_busy_cores(level), level["cpu_ms"]["app"]) for level in side]
+        for name, side in sides.items()
+    }
+    means = {
+        name: (statistics.mean(x for x, _ in side), statistics.mean(y for _, y in side))
+        for name, side in points.items()
+    }
+    spread_x = sum((x - means[n][0]) ** 2 for n, side in points.items() for x, _ in side)
+    if not spread_x:
+        return "-"
+    slope = (
+        sum((x - means[n][0]) * (y - means[n][1]) for n, side in points.items() for x, y in side)
+        / spread_x
+    )
+    load = statistics.mean(x for side in points.values() for x, _ in side)
+    a, b = (means[n][1] + slope * (load - means[n][0]) for n in ("A", "B"))
+    return f"A {a:.2f}, B {b:.2f}, B/A {b / a:.2f} ({slope:.2f} ms per busy core, at {load:.2f})"
+
+
 def report(sides: dict, runs: list[dict]) -> None:
     """Per concurrency level and figure: each side's median (min-max), B's median over A's,
     and the median (min-max) of B over A within each pair (a pair's two runs, minutes apart,
@@ -101,6 +137,7 @@ def report(sides: dict, runs: list[dict]) -> None:
             overall = statistics.median(b) / statistics.median(a) if statistics.median(a) else 0
             print(f"{label:>26} | {spread(a):>22} | {spread(b):>22} | {overall:.2f} | "
                   f"{spread(within) if within else '-'}")  # fmt: skip
+        print(f"app CPU ms/create at equal load from other processes: {at_equal_load(levels)}")
 
 
 def main():
