@@ -8,7 +8,8 @@ writing the rows one payment writes (token taken, payment, two events), one tran
 at the same concurrency. Beside them, CPU ms per create from /proc: the app (the web server
 and every process under it), PostgreSQL's backends on the bench database, the load generator
 and the whole machine, read `--settle` seconds after the load stops (background writes
-counted). The app's CPU per create is the figure other load on the machine barely moves.
+counted). Of these figures the app's CPU per create moves least with other load on the
+machine (it still rises with it: shared cores and caches).
 `--profile N` also profiles N payments in-process and prints where the time goes. `--json FILE`
 writes the figures for bench/ab.py, which alternates two checkouts or settings.
 
