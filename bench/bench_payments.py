@@ -2,13 +2,20 @@
 
 Starts the service (granian, as the Procfile) on PostgreSQL + Redis, pre-creates tokens, then drives
 `POST /v1/payments` (automatic capture, a fresh Idempotency-Key each) at fixed concurrencies
-from a second process, and reports payments/s, p50 and p99. In the same run it measures the
-durable floor: a raw psycopg loop writing the rows one payment writes (token taken, payment,
-two events), one transaction each, at the same concurrency. `--profile N` also profiles N
-payments in-process and prints where the time goes.
+from a second process, after `--warmup` seconds of the same load unmeasured, and reports
+payments/s, p50 and p99. In the same run it measures the durable floor: a raw psycopg loop
+writing the rows one payment writes (token taken, payment, two events), one transaction each,
+at the same concurrency. Beside them, CPU ms per create from /proc: the app (the web server
+and every process under it), PostgreSQL's backends on the bench database, the load generator
+and the whole machine, read `--settle` seconds after the load stops (background writes
+counted). Of these figures the app's CPU per create moves least with other load on the
+machine (it still rises with it: shared cores and caches).
+`--profile N` also profiles N payments in-process and prints where the time goes. `--json FILE`
+writes the figures for bench/ab.py, which alternates two checkouts or settings.
 
     make bench                                   # every bench/bench_*.py
     .venv/bin/python bench/bench_payments.py --seconds 5 --concurrency 1 8 32
+    .venv/bin/python bench/bench_payments.py --app ../before   # another checkout, this venv
 
 BENCH_DATABASE_URL (a database it may drop and recreate) and BENCH_REDIS_URL default to the local
 servers (PostgreSQL through its Unix socket when it has one).
@@ -24,7 +31,7 @@ import sys
 import threading
 import time
 import uuid
-from collections import Counter
+from collections import Counter, defaultdict
 from functools import partial
 from http.client import HTTPConnection
 from multiprocessing import get_context
@@ -327,10 +334,10 @@ def floor(database_url: str, merchant_id: str, tokens, concurrency, seconds, pay
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
 
-def cpu_seconds(predicate) -> float:
-    """CPU time (user + system) so far of the processes whose /proc/PID/stat satisfies
-    `predicate(pid, command)`; Linux only (0.0 elsewhere)."""
-    total = 0
+def process_table() -> dict[int, tuple[int, str, int]]:
+    """pid -> (parent pid, command, CPU clock ticks so far, user + system) of every live
+    process; Linux only (empty elsewhere)."""
+    table = {}
     for stat in Path("/proc").glob("[0-9]*/stat"):
         try:
             fields = stat.read_text().rsplit(")", 1)
@@ -338,9 +345,28 @@ def cpu_seconds(predicate) -> float:
             values = fields[1].split()
         except (OSError, IndexError):
             continue  # gone meanwhile
-        if predicate(int(stat.parent.name), int(values[1]), command):
-            total += int(values[11]) + int(values[12])  # utime, stime
-    return total / CLOCK_TICKS
+        table[int(stat.parent.name)] = (int(values[1]), command, int(values[11]) + int(values[12]))
+    return table
+
+
+def cpu_seconds(predicate) -> float:
+    """CPU time (user + system) so far of the live processes `predicate(pid, command)` selects."""
+    ticks = sum(row[2] for pid, row in process_table().items() if predicate(pid, row[1]))
+    return ticks / CLOCK_TICKS
+
+
+def tree_cpu_seconds(root: int) -> float:
+    """CPU time so far of `root` and every live descendant (granian's workers, and whatever
+    they start), however deep."""
+    table, children = process_table(), defaultdict(list)
+    for pid, (parent, _, _) in table.items():
+        children[parent].append(pid)
+    ticks, pending = 0, [root]
+    while pending:
+        pid = pending.pop()
+        ticks += table[pid][2] if pid in table else 0
+        pending.extend(children[pid])
+    return ticks / CLOCK_TICKS
 
 
 def machine_cpu_seconds() -> float:
@@ -360,7 +386,7 @@ def backend_of(database: str):
     title names the database), so that a server shared with other work counts only ours."""
     title = f" {database} ".encode()
 
-    def predicate(pid: int, _ppid: int, command: str) -> bool:
+    def predicate(pid: int, command: str) -> bool:
         try:
             return command == "postgres" and title in Path(f"/proc/{pid}/cmdline").read_bytes()
         except OSError:
@@ -374,16 +400,20 @@ def cpu_meters(server_pid: int, database: str) -> dict:
     bench database (the server's pooled connections) and the whole machine (load generator
     included)."""
     return {
-        "app": lambda: cpu_seconds(lambda pid, ppid, _: server_pid in (pid, ppid)),
+        "app": partial(tree_cpu_seconds, server_pid),
         "postgres": lambda: cpu_seconds(backend_of(database)),
         "machine": machine_cpu_seconds,
     }
 
 
-def cpu_per_payment(meters: dict, run) -> tuple:
-    """run() -> (latencies, ...); returns its result and {meter: CPU ms per payment}."""
+def cpu_per_payment(meters: dict, run, settle: float) -> tuple:
+    """run() -> (latencies, ...); returns its result and {meter: CPU ms per payment}. The meters
+    are read again `settle` seconds after run() ended, so that work the requests left to
+    background threads (the request log's writer inserts every REQUEST_LOG_FLUSH_SECONDS) is
+    counted with them and not with the next measurement."""
     before = {name: read() for name, read in meters.items()}
     result = run()
+    time.sleep(settle)
     count = max(1, len(result[0]))
     return result, {name: (read() - before[name]) / count * 1000 for name, read in meters.items()}
 
@@ -493,6 +523,71 @@ def profile(env, secret, tokens):
     )
 
 
+HEADER = (
+    f"{'clients':>7} | {'stack pay/s':>11} {'p50 ms':>7} {'p99 ms':>7} | "
+    f"{'floor pay/s':>11} {'p50 ms':>7} {'p99 ms':>7} | ratio | "
+    "CPU ms/create: app, PostgreSQL, load generator, machine | load 1 min"
+)
+
+
+def measure(env: dict, args, meters: dict, account: dict, payload: dict, concurrency: int):
+    """One concurrency level: a warm-up, the stack, then the floor. -> its figures (bench/ab.py
+    reads them from --json): payments/s, p50 and p99 ms, the ratio to the floor, CPU ms per
+    create by meter, and the load average when it ended."""
+    merchant_id, secret = account["id"], account["keys"]["test"]["secret"]
+    if args.warmup:  # not measured: each worker's first requests, its statements not yet prepared
+        warm = create_tokens(env, merchant_id, args.tokens // 2)
+        run_in_second_process(drive, args.port, secret, warm, concurrency, args.warmup)
+    tokens = create_tokens(env, merchant_id, args.tokens)
+    (latencies, elapsed, client_cpu, statuses), cpu = cpu_per_payment(
+        meters,
+        partial(run_in_second_process, drive, args.port, secret, tokens, concurrency, args.seconds),
+        args.settle,
+    )
+    floor_tokens = create_tokens(env, merchant_id, args.tokens * 3)
+    floor_result, floor_cpu = cpu_per_payment(
+        meters,
+        partial(
+            run_in_second_process,
+            floor,
+            args.database_url,
+            merchant_id,
+            floor_tokens,
+            concurrency,
+            args.seconds,
+            payload,
+        ),
+        args.settle,
+    )
+    stack, base = summary(latencies, elapsed), summary(*floor_result[:2])
+    return {
+        "concurrency": concurrency,
+        "creates": len(latencies),
+        "statuses": statuses,
+        "stack": dict(zip(("per_s", "p50_ms", "p99_ms"), stack, strict=True)),
+        "floor": dict(zip(("per_s", "p50_ms", "p99_ms"), base, strict=True)),
+        "ratio": stack[0] / base[0] if base[0] else 0.0,
+        "cpu_ms": {
+            **cpu,
+            "load_generator": client_cpu / max(1, len(latencies)) * 1000,
+            "floor_machine": floor_cpu["machine"],
+        },
+        "load": os.getloadavg(),
+    }
+
+
+def row(level: dict) -> str:
+    stack, base, cpu = level["stack"], level["floor"], level["cpu_ms"]
+    unexpected = "" if set(level["statuses"]) == {201} else f"  unexpected: {level['statuses']}"
+    return (
+        f"{level['concurrency']:>7} | {stack['per_s']:>11.0f} {stack['p50_ms']:>7.1f} "
+        f"{stack['p99_ms']:>7.1f} | {base['per_s']:>11.0f} {base['p50_ms']:>7.1f} "
+        f"{base['p99_ms']:>7.1f} | {level['ratio']:.2f}  | {cpu['app']:.2f}, "
+        f"{cpu['postgres']:.2f}, {cpu['load_generator']:.2f}, {cpu['machine']:.2f} "
+        f"(floor machine {cpu['floor_machine']:.2f}) | {level['load'][0]:.2f}{unexpected}"
+    )
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
@@ -519,6 +614,16 @@ def main():
         action="store_true",
         help="a webhook endpoint subscribed to every event (no worker runs: deliveries queue up)",
     )
+    parser.add_argument(
+        "--warmup", type=float, default=2.0, help="seconds of unmeasured load before each level"
+    )
+    parser.add_argument(
+        "--settle",
+        type=float,
+        default=1.5,
+        help="seconds after each measurement before the CPU meters are read (background writes)",
+    )
+    parser.add_argument("--json", metavar="FILE", help="also write the figures there (bench/ab.py)")
     args = parser.parse_args()
 
     env = service_env(args)
@@ -527,7 +632,7 @@ def main():
     account = json.loads(
         manage(env, "create_merchant", "--name", "Bench", "--email", "b@x.test", "--json")
     )
-    merchant_id, secret = account["id"], account["keys"]["test"]["secret"]
+    secret = account["keys"]["test"]["secret"]
 
     server = start_server(env, args)
     try:
@@ -536,55 +641,20 @@ def main():
         if args.subscribed:
             subscribe_endpoint(args.port, secret)
             print("one webhook endpoint subscribed to *: each payment also writes 2 deliveries")
-        payload = sample_payload(args.port, secret, create_tokens(env, merchant_id, 1)[0])
-        print(f"{'clients':>7} | {'stack pay/s':>11} {'p50 ms':>7} {'p99 ms':>7} | "
-              f"{'floor pay/s':>11} {'p50 ms':>7} {'p99 ms':>7} | ratio | "
-              "CPU ms/payment: app, PostgreSQL, load generator, machine")  # fmt: skip
+        payload = sample_payload(args.port, secret, create_tokens(env, account["id"], 1)[0])
+        print(HEADER)
         meters = cpu_meters(server.pid, args.database_url.rpartition("/")[2])
+        levels = []
         for concurrency in args.concurrency:
-            tokens = create_tokens(env, merchant_id, args.tokens)
-            (latencies, elapsed, client_cpu, statuses), cpu = cpu_per_payment(
-                meters,
-                partial(
-                    run_in_second_process,
-                    drive,
-                    args.port,
-                    secret,
-                    tokens,
-                    concurrency,
-                    args.seconds,
-                ),
-            )
-            if set(statuses) != {201}:
-                print(f"  unexpected statuses: {statuses}")
-            stack = summary(latencies, elapsed)
-            floor_tokens = create_tokens(env, merchant_id, args.tokens * 3)
-            floor_result, floor_cpu = cpu_per_payment(
-                meters,
-                partial(
-                    run_in_second_process,
-                    floor,
-                    args.database_url,
-                    merchant_id,
-                    floor_tokens,
-                    concurrency,
-                    args.seconds,
-                    payload,
-                ),
-            )
-            base = summary(*floor_result[:2])
-            row = f"{concurrency:>7} | {stack[0]:>11.0f} {stack[1]:>7.1f} {stack[2]:>7.1f} | "
-            print(
-                row + f"{base[0]:>11.0f} {base[1]:>7.1f} {base[2]:>7.1f} | {stack[0] / base[0]:.2f}"
-                f"  | {cpu['app']:.2f}, {cpu['postgres']:.2f}, "
-                f"{client_cpu / max(1, len(latencies)) * 1000:.2f}, {cpu['machine']:.2f} "
-                f"(floor machine {floor_cpu['machine']:.2f})"
-            )
+            levels.append(measure(env, args, meters, account, payload, concurrency))
+            print(row(levels[-1]))
     finally:
         server.terminate()
         server.wait(timeout=30)
+    if args.json:
+        Path(args.json).write_text(json.dumps({"app": args.app, "levels": levels}, indent=1))
     if args.profile:
-        profile(env, secret, create_tokens(env, merchant_id, args.profile + 20))
+        profile(env, secret, create_tokens(env, account["id"], args.profile + 20))
 
 
 if __name__ == "__main__":
