@@ -67,6 +67,20 @@ def test_unknown_keys_are_limited_per_address_and_then_cost_no_query(
     assert anonymous_api.get("/v1/test/keys", **from_(CUSTOMER)).status_code == 401
 
 
+def test_the_address_refusals_are_marked_for_the_proxy(anonymous_api, low_limits):
+    """deploy/haproxy.cfg counts them per source with the 401s (docs/production.md "The proxy"):
+    a source refused for want of a valid key is then refused by the proxy, before Python."""
+    anonymous_api.credentials(HTTP_AUTHORIZATION=f"Bearer {UNKNOWN}")
+    answers = [anonymous_api.get("/v1/test/keys", **from_(ATTACKER)) for _ in range(4)]
+    assert [answer.status_code for answer in answers] == [401, 401, 429, 429]
+    assert [answer.get("X-RateLimit-Scope") for answer in answers] == [
+        None,
+        None,
+        "address",
+        "address",  # the second refused before the query, by the process's memory
+    ]
+
+
 @pytest.mark.parametrize("header", [None, "Basic abc", "Bearer not-a-key"])
 def test_requests_without_a_key_are_limited_per_address(anonymous_api, low_limits, header):
     if header:
