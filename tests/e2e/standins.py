@@ -5,7 +5,7 @@ passed on, what it refused itself) without the service's own limits in the way."
 import http.client
 import os
 import subprocess
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from threading import Thread
 
@@ -36,6 +36,18 @@ class Pool:
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
 
+            def do_POST(self):  # noqa: N802
+                self.read_body()
+                self.do_GET()
+
+            def read_body(self) -> None:
+                if self.headers.get("Transfer-Encoding", "").lower() != "chunked":
+                    self.rfile.read(int(self.headers.get("Content-Length", 0)))
+                    return
+                while size := int(self.rfile.readline().split(b";")[0], 16):
+                    self.rfile.read(size + 2)  # the chunk and its CRLF
+                self.rfile.readline()  # the CRLF after the last (empty) chunk
+
             def do_GET(self):  # noqa: N802 (http.server's naming)
                 pool.served += 1
                 status, headers, body = answer(_joined(self.headers))
@@ -64,13 +76,21 @@ def _joined(headers) -> dict:
     return {name.lower(): ", ".join(headers.get_all(name)) for name in set(headers.keys())}
 
 
-def get(port: int, key: str | None, source: str = "127.0.0.1", headers: dict | None = None):
+def get(
+    port: int,
+    key: str | None,
+    source: str = "127.0.0.1",
+    headers: dict | None = None,
+    body: bytes | Iterable[bytes] | None = None,
+):
     """GET /v1/payments through the proxy from the loopback address `source` (any 127.x.y.z
-    is this host's): -> (status, headers (any case), body)."""
+    is this host's), or POST it when there is a `body` (an iterable one is sent chunked):
+    -> (status, headers (any case), body)."""
     connection = http.client.HTTPConnection("127.0.0.1", port, 5, source_address=(source, 0))
     sent = {**(headers or {}), **({"Authorization": f"Bearer {key}"} if key else {})}
     try:
-        connection.request("GET", "/v1/payments", headers=sent)
+        method = "GET" if body is None else "POST"
+        connection.request(method, "/v1/payments", body=body, headers=sent)
         response = connection.getresponse()
         return response.status, response.headers, response.read().decode()
     finally:
