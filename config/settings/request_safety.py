@@ -85,3 +85,13 @@ CELERY_BEAT_SCHEDULE["api-purge-request-log"] = {
     "schedule": 3600.0,
     "options": {"expires": 3300},
 }
+
+# While a process knows a client address to be over its limit, its /v1 requests without a key
+# the process knows are refused before URL resolution and DRF (docs/request-safety.md
+# "Callers without a secret key"): just inside the load shedder.
+from config.settings.base import MIDDLEWARE  # noqa: E402 (this addition only)
+
+MIDDLEWARE.insert(
+    MIDDLEWARE.index("api.budgets.LoadShedMiddleware") + 1,
+    "accounts.authentication.RefusedAddressMiddleware",
+)

@@ -81,6 +81,25 @@ def test_the_address_refusals_are_marked_for_the_proxy(anonymous_api, low_limits
     ]
 
 
+def test_a_refused_address_is_refused_before_the_url_is_resolved(anonymous_api, low_limits):
+    """Its made-up keys cost no URL resolution and no DRF (accounts.authentication.
+    RefusedAddressMiddleware): even an unknown path answers the address's 429, not the 404."""
+    anonymous_api.credentials(HTTP_AUTHORIZATION=f"Bearer {UNKNOWN}")
+    for _ in range(3):
+        anonymous_api.get("/v1/test/keys", **from_(ATTACKER))
+    refused = anonymous_api.get("/v1/no-such-path", **from_(ATTACKER))
+    error_of(refused, 429, "rate_limit_error", "rate_limit_exceeded")
+    assert refused["X-RateLimit-Scope"] == "address"
+    assert anonymous_api.get("/v1/no-such-path", **from_(CUSTOMER)).status_code == 404
+    preflight = anonymous_api.options(
+        "/v1/test/keys",
+        HTTP_ORIGIN="https://shop.example",
+        HTTP_ACCESS_CONTROL_REQUEST_METHOD="GET",
+        **from_(ATTACKER),
+    )
+    assert preflight.status_code != 429  # a browser's preflight carries no key: not refused
+
+
 @pytest.mark.parametrize("header", [None, "Basic abc", "Bearer not-a-key"])
 def test_requests_without_a_key_are_limited_per_address(anonymous_api, low_limits, header):
     if header:
