@@ -25,8 +25,8 @@ class QuietServer(ThreadingHTTPServer):
 
 
 class Pool:
-    """A web pool standing in for `serve.py web`: answers every GET with `answer`'s reply
-    (by default 200 and its name), and counts the requests that reached it."""
+    """A web pool standing in for `serve.py web`: answers every API request with `answer`'s
+    reply (by default 200 and its name), and counts them; its health checks are answered 200."""
 
     def __init__(self, name: str, answer: Answer | None = None):
         answer = answer or (lambda headers: (200, {}, name))
@@ -49,8 +49,11 @@ class Pool:
                 self.rfile.readline()  # the CRLF after the last (empty) chunk
 
             def do_GET(self):  # noqa: N802 (http.server's naming)
-                pool.served += 1
-                status, headers, body = answer(_joined(self.headers))
+                if self.path.startswith("/v1/"):
+                    pool.served += 1
+                    status, headers, body = answer(_joined(self.headers))
+                else:  # the proxy's health check
+                    status, headers, body = 200, {}, "ready"
                 self.send_response(status)
                 for name, value in {**headers, "Content-Length": str(len(body))}.items():
                     self.send_header(name, value)
