@@ -6,15 +6,19 @@ request carries `merchant`, `api_key`, `livemode` and `api_version` (the version
 A caller without a valid secret key pays its client address's bucket (api.ratelimit, docs/
 request-safety.md "Callers without a secret key"): no key, a malformed or publishable one
 before the lookup, a secret-shaped one that fails after it; and while that bucket is empty,
-a secret-shaped key the key cache does not know is refused before the database is asked.
+a secret-shaped key the key cache does not know is refused before the database is asked, and
+before the URL is resolved or DRF runs (`RefusedAddressMiddleware`).
 """
 
+from django.conf import settings
 from django.utils import timezone
 from rest_framework.authentication import BaseAuthentication
 
+from accounts import keycache, keys
 from accounts.keys import KEY_RE
 from accounts.services import api_key_find, api_key_touch
-from api.errors import AuthenticationFailed
+from api.errors import AuthenticationFailed, RateLimited
+from api.middleware import error_response
 from api.ratelimit import refuse_over_address_limit, refuse_refused_address
 from api.versioning import version_in_force
 
@@ -72,3 +76,35 @@ def _failure(api_key) -> AuthenticationFailed | None:
     if api_key.expires_at is not None and api_key.expires_at <= timezone.now():
         return AuthenticationFailed("This API key has expired.", code="api_key_expired")
     return None
+
+
+class RefusedAddressMiddleware:
+    """While this process knows a client address's bucket to be empty, its `/v1` requests are
+    refused here (429, as authentication would refuse them) unless they present a secret key
+    the key cache holds: a flood of made-up keys then costs no URL resolution, no DRF and
+    none of the middleware below this one. Preflights are answered as before (they carry no
+    key); an unknown path from that address is 429 rather than 404."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        if request.path.startswith("/v1/") and request.method != "OPTIONS":
+            if not _presents_a_cached_secret_key(request):
+                try:
+                    refuse_refused_address(request)
+                except RateLimited as refusal:
+                    return error_response(refusal, request)
+        return self.get_response(request)
+
+
+def _presents_a_cached_secret_key(request) -> bool:
+    """The key may be served without a query (valid, or revoked or expired: authentication
+    decides): one HMAC and a dict lookup."""
+    scheme, _, token = request.META.get("HTTP_AUTHORIZATION", "").partition(" ")
+    token = token.strip()
+    if scheme.lower() != "bearer" or not token.startswith("svc_sk_"):
+        return False
+    return keys.is_well_formed(token) and keycache.lookups.holds(
+        keys.hash_key(token, settings.API_KEY_PEPPER)
+    )

@@ -216,6 +216,14 @@ RETRY_AFTER = OpenApiParameter(
     required=True,
     description="Seconds to wait before retrying.",
 )
+RATE_LIMIT_SCOPE = OpenApiParameter(
+    "X-RateLimit-Scope",
+    {"type": "string", "enum": ["address"]},
+    OpenApiParameter.HEADER,
+    response=[429],
+    required=False,
+    description="`address`: the client address's limit on callers without a valid secret key.",
+)
 IDEMPOTENCY_KEY = OpenApiParameter(
     "Idempotency-Key",
     {"type": "string", "minLength": 1, "maxLength": KEY_MAX_LENGTH},
@@ -289,6 +297,7 @@ class ServiceAutoSchema(AutoSchema):
             SERVICE_VERSION_RESPONSE,
             REQUEST_ID_HEADER,
             RETRY_AFTER,
+            RATE_LIMIT_SCOPE,
         ]
         if self.is_idempotent_post():
             parameters += [IDEMPOTENCY_KEY, IDEMPOTENT_REPLAYED]

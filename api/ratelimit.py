@@ -158,11 +158,16 @@ def refuse_refused_address(request) -> None:
         raise _address_refusal(wait)
 
 
+# Marks the address bucket's 429s for the proxy, which counts them per source with the 401s
+# (deploy/haproxy.cfg): the refusals of callers without a valid secret key.
+SCOPE_HEADER, ADDRESS_SCOPE = "X-RateLimit-Scope", "address"
+
+
 def _address_refusal(wait: float) -> RateLimited:
     seconds = max(1, math.ceil(wait))
     return RateLimited(
         f"Too many requests from this address without a valid secret key; retry in {seconds} s.",
-        headers={"Retry-After": str(seconds)},
+        headers={"Retry-After": str(seconds), SCOPE_HEADER: ADDRESS_SCOPE},
     )
 
 

@@ -7,11 +7,13 @@ with his publishable key every 250 ms from their own address. Bob's latency is m
 alone, then during each attack, one at a time, then all together, alone again after each:
 
 - bodies: alice's test key posts worst-case 256 KiB bodies (bench_card_guard's) in a loop;
+- live bodies: the same with alice's live key;
 - publishable: one address floods bob's (public) publishable key with token creations;
 - unknown keys: one address floods made-up secret keys.
 
-Each attack is `--connections` closed-loop keep-alive connections from a second process; bob
-is measured from a third. `--shape` says what stands in front of the service:
+Each attack is `--connections` closed-loop keep-alive connections from a second process, from
+the source address 127.0.0.7 (a proxy tells it from bob's 127.0.0.1); bob is measured from a
+third. `--shape` says what stands in front of the service:
 - `direct`: nothing, the bench talks to granian;
 - `proxy`: haproxy with the app's deploy/haproxy.cfg as it is written, one pool behind it;
 - `routed` (the default): the same, plus a second `serve.py web` (1 worker) for test mode,
@@ -27,6 +29,7 @@ attackers were answered.
     .venv/bin/python bench/bench_neighbours.py --seconds 10
     .venv/bin/python bench/bench_neighbours.py --app /path/to/other/checkout   # before/after
     .venv/bin/python bench/bench_neighbours.py --shape proxy    # the same without the test pool
+    .venv/bin/python bench/bench_neighbours.py --only "unknown keys"   # repeatable
 
 BENCH_DATABASE_URL (a database it may drop and recreate) and BENCH_REDIS_URL as
 bench_payments.py.
@@ -64,6 +67,7 @@ from bench_payments import (  # noqa: E402
 )
 
 ATTACKER, CUSTOMER = "203.0.113.7", "198.51.100.20"
+ATTACKER_SOURCE = "127.0.0.7"  # the attackers' connections' own address (any 127.x is ours)
 TOKENS = "/v1/sandbox/tokens"
 WORST = [body for name, body in BODIES.items() if name.startswith("worst:")]
 TOKEN_BODY = json.dumps(
@@ -148,14 +152,14 @@ def start_web(env: dict, port: int) -> subprocess.Popen:
 # --- load (each in a process of its own) ------------------------------------------------------
 
 
-def loop(port: int, stop, pause: float, send) -> tuple[list[float], Counter]:
+def loop(port: int, stop, pause: float, send, source="127.0.0.1") -> tuple[list[float], Counter]:
     """send(client) -> status, until `stop` is set, `pause` seconds apart; reconnects when the
     server closes the connection. -> (latencies, statuses)."""
     latencies, statuses, client = [], Counter(), None
     while not stop.is_set():
         started = time.perf_counter()
         try:
-            client = client or KeepAliveClient(port)
+            client = client or KeepAliveClient(port, source)
             status = send(client)
         except OSError:
             client, status = None, "closed"
@@ -207,12 +211,15 @@ def bob(port: int, keys: dict, ready, stop, out) -> None:
 def attack(port: int, kinds: list[str], keys: dict, connections: int, ready, stop, out) -> None:
     senders = {
         "bodies": bodies_sender(keys["alice"]["test"]["secret"]),
+        "live bodies": bodies_sender(keys["alice"]["live"]["secret"]),
         "publishable": publishable_sender(keys["bob"]["test"]["publishable"]),
         "unknown keys": unknown_key_sender(),
     }
     plan = [kind for kind in kinds for _ in range(connections)]
     ready.set()
-    results = in_threads(len(plan), lambda index: loop(port, stop, 0, senders[plan[index]])[1])
+    results = in_threads(
+        len(plan), lambda index: loop(port, stop, 0, senders[plan[index]], ATTACKER_SOURCE)[1]
+    )
     statuses = {kind: Counter() for kind in kinds}
     for kind, counted in zip(plan, results, strict=True):
         statuses[kind] += counted
@@ -277,13 +284,18 @@ def phase(args, keys: dict, kinds: list[str]) -> dict:
 
 ATTACKS = [
     ("bodies", ["bodies"]),
+    ("live bodies", ["live bodies"]),
     ("publishable", ["publishable"]),
     ("unknown keys", ["unknown keys"]),
-    ("all together", ["bodies", "publishable", "unknown keys"]),
+    ("all together", ["bodies", "live bodies", "publishable", "unknown keys"]),
 ]
-# Bob alone before and after each attack: on a shared machine the load drifts, so each
-# attack is compared with the mean of the two baselines around it.
-PHASES = [("alone", [])] + [phase for attack in ATTACKS for phase in (attack, ("alone", []))]
+
+
+def phases(only: list[str] | None) -> list[tuple[str, list[str]]]:
+    """Bob alone before and after each attack (of `only`, when given): on a shared machine the
+    load drifts, so each attack is compared with the mean of the two baselines around it."""
+    attacks = [attack for attack in ATTACKS if not only or attack[0] in only]
+    return [("alone", [])] + [phase for attack in attacks for phase in (attack, ("alone", []))]
 
 
 def main() -> None:
@@ -300,6 +312,9 @@ def main() -> None:
     parser.add_argument("--warmup", type=float, default=1.0)
     parser.add_argument("--cooldown", type=float, default=3.0)
     parser.add_argument("--shape", choices=["direct", "proxy", "routed"], default="routed")
+    parser.add_argument(
+        "--only", action="append", choices=[name for name, _ in ATTACKS], help="repeatable"
+    )
     args = parser.parse_args()
 
     env = service_env(args)
@@ -316,7 +331,7 @@ def main() -> None:
     started = start_service(args, env)
     try:
         results = []
-        for name, kinds in PHASES:
+        for name, kinds in phases(args.only):
             results.append((name, phase(args, keys, kinds)))
             print(f"{name}: done", file=sys.stderr, flush=True)
         report(args, results)

@@ -209,8 +209,8 @@ class KeepAliveClient:
     machine's two cores with the service, so it does as little as a load generator can:
     http.client's header parsing (email.parser) alone costs more CPU per request than this."""
 
-    def __init__(self, port: int):
-        self.sock = socket.create_connection(("127.0.0.1", port), timeout=30)
+    def __init__(self, port: int, source: str = "127.0.0.1"):
+        self.sock = socket.create_connection(("127.0.0.1", port), 30, (source, 0))
         self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self.buffer = b""
 

@@ -41,6 +41,10 @@ MIDDLEWARE = [
     "api.middleware.RequestIdMiddleware",
     "api.requestlog.RequestLogMiddleware",
     "api.budgets.LoadShedMiddleware",
+    # An address a process knows to be over its limit is refused before URL resolution and
+    # DRF, unless it brings a secret key the process knows (docs/request-safety.md "Callers
+    # without a secret key").
+    "accounts.authentication.RefusedAddressMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",

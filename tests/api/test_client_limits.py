@@ -67,6 +67,39 @@ def test_unknown_keys_are_limited_per_address_and_then_cost_no_query(
     assert anonymous_api.get("/v1/test/keys", **from_(CUSTOMER)).status_code == 401
 
 
+def test_the_address_refusals_are_marked_for_the_proxy(anonymous_api, low_limits):
+    """deploy/haproxy.cfg counts them per source with the 401s (docs/production.md "The proxy"):
+    a source refused for want of a valid key is then refused by the proxy, before Python."""
+    anonymous_api.credentials(HTTP_AUTHORIZATION=f"Bearer {UNKNOWN}")
+    answers = [anonymous_api.get("/v1/test/keys", **from_(ATTACKER)) for _ in range(4)]
+    assert [answer.status_code for answer in answers] == [401, 401, 429, 429]
+    assert [answer.get("X-RateLimit-Scope") for answer in answers] == [
+        None,
+        None,
+        "address",
+        "address",  # the second refused before the query, by the process's memory
+    ]
+
+
+def test_a_refused_address_is_refused_before_the_url_is_resolved(anonymous_api, low_limits):
+    """Its made-up keys cost no URL resolution and no DRF (accounts.authentication.
+    RefusedAddressMiddleware): even an unknown path answers the address's 429, not the 404."""
+    anonymous_api.credentials(HTTP_AUTHORIZATION=f"Bearer {UNKNOWN}")
+    for _ in range(3):
+        anonymous_api.get("/v1/test/keys", **from_(ATTACKER))
+    refused = anonymous_api.get("/v1/no-such-path", **from_(ATTACKER))
+    error_of(refused, 429, "rate_limit_error", "rate_limit_exceeded")
+    assert refused["X-RateLimit-Scope"] == "address"
+    assert anonymous_api.get("/v1/no-such-path", **from_(CUSTOMER)).status_code == 404
+    preflight = anonymous_api.options(
+        "/v1/test/keys",
+        HTTP_ORIGIN="https://shop.example",
+        HTTP_ACCESS_CONTROL_REQUEST_METHOD="GET",
+        **from_(ATTACKER),
+    )
+    assert preflight.status_code != 429  # a browser's preflight carries no key: not refused
+
+
 @pytest.mark.parametrize("header", [None, "Basic abc", "Bearer not-a-key"])
 def test_requests_without_a_key_are_limited_per_address(anonymous_api, low_limits, header):
     if header:

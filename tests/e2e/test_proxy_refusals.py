@@ -1,0 +1,75 @@
+"""deploy/haproxy.cfg as it is written refuses, itself, a source address that the service
+refused for want of a valid key more than 40 times in 10 s (401, or the address bucket's 429
+marked `X-RateLimit-Scope: address`), and passes the service the address it received from
+(docs/production.md "The proxy", issue 20: a flood of made-up live keys cost Python in the
+processes serving live payments, one refusal at a time). The live pool is a stand-in whose
+answer the key chooses; each 127.x.y.z is another source address of this host."""
+
+import json
+import time
+
+import pytest
+
+from tests.e2e.standins import Pool, get
+
+VALID = "svc_sk_live_" + "v" * 20
+OVER_ITS_ADDRESS = "svc_sk_live_" + "a" * 20  # answered the address bucket's 429
+OVER_ITS_RATE = "svc_sk_live_" + "r" * 20  # answered its own key's 429, not the proxy's
+ATTACKER, OTHER = "127.0.0.7", "127.0.0.8"
+THRESHOLD = 40  # refusals in 10 s (deploy/haproxy.cfg)
+
+
+def answer(headers: dict) -> tuple[int, dict, str]:
+    key = headers.get("authorization", "").removeprefix("Bearer ")
+    if key == VALID:
+        return 200, {}, headers.get("x-forwarded-for", "")
+    if key == OVER_ITS_ADDRESS:
+        return 429, {"Retry-After": "1", "X-RateLimit-Scope": "address"}, "{}"
+    if key == OVER_ITS_RATE:
+        return 429, {"Retry-After": "1"}, "{}"
+    return 401, {}, "{}"
+
+
+@pytest.fixture
+def live():
+    pool = Pool("live", answer)
+    yield pool
+    pool.stop()
+
+
+def flood(port: int, key: str, count: int) -> list[int]:
+    return [get(port, key, source=ATTACKER)[0] for _ in range(count)]
+
+
+@pytest.mark.parametrize("key", ["svc_sk_live_" + "m" * 20, OVER_ITS_ADDRESS])
+def test_a_source_refused_for_its_keys_is_then_refused_by_the_proxy(live, proxy_for, key):
+    port = proxy_for(live, None)
+    before = live.served
+    statuses = flood(port, key, THRESHOLD + 3)
+    reached = live.served - before
+    # The rate is a sliding estimate: the proxy takes over at the threshold, give or take one.
+    assert THRESHOLD <= reached <= THRESHOLD + 2
+    assert statuses[reached:] == [429] * (len(statuses) - reached)
+    started = time.monotonic()
+    status, headers, body = get(port, VALID, source=ATTACKER)  # whatever it sends now
+    assert time.monotonic() - started >= 0.9  # held for `timeout tarpit` (1 s) first
+    assert (status, headers["Retry-After"]) == (429, "10")
+    assert json.loads(body)["error"]["code"] == "rate_limit_exceeded"
+    assert live.served - before == reached
+    assert get(port, VALID, source=OTHER)[0] == 200  # other sources are served
+
+
+def test_other_refusals_are_not_counted(live, proxy_for):
+    """A key over its own limit is the service's to refuse, request by request."""
+    port = proxy_for(live, None)
+    before = live.served
+    assert set(flood(port, OVER_ITS_RATE, THRESHOLD + 10)) == {429}
+    assert live.served - before == THRESHOLD + 10
+    assert get(port, VALID, source=ATTACKER)[0] == 200
+
+
+def test_the_service_is_told_the_address_the_proxy_received_from(live, proxy_for):
+    """Appended after whatever the client wrote: API_TRUSTED_PROXIES reads it from the end."""
+    port = proxy_for(live, None)
+    status, _, forwarded = get(port, VALID, source=OTHER, headers={"X-Forwarded-For": "6.6.6.6"})
+    assert (status, forwarded) == (200, f"6.6.6.6, {OTHER}")
