@@ -106,7 +106,7 @@ def start_service(args, env: dict) -> list[subprocess.Popen]:
     proxy_env["NODE2"] = proxy_env["NODE1"]  # one pool: the Procfile's two workers
     if args.shape == "routed":
         test_env = {**env, "WEB_PORT": str(args.port + 2), "WEB_WORKERS": "1"}
-        started.append(start_web(test_env, args.port + 2))
+        started.append(start_web(test_env, args.port + 2, niceness=args.test_pool_nice))
         proxy_env["NODE1_TEST"] = f"127.0.0.1:{args.port + 2}"
     config = Path(env["PYTHONPATH"]) / "deploy" / "haproxy.cfg"
     started.append(
@@ -133,12 +133,13 @@ def wait_until_serving(port: int) -> bool:
     return False
 
 
-def start_web(env: dict, port: int) -> subprocess.Popen:
-    """The Procfile's `web` line as it is written, in its own process group."""
+def start_web(env: dict, port: int, niceness: int = 0) -> subprocess.Popen:
+    """The Procfile's `web` line as it is written, in its own process group, at `niceness`
+    (a lower CPU share, as a deployment gives the test pool: docs/production.md)."""
     procfile = (Path(env["PYTHONPATH"]) / "Procfile").read_text().splitlines()
     command = next(line for line in procfile if line.startswith("web:")).split(":", 1)[1]
     web = subprocess.Popen(
-        ["bash", "-c", "exec " + command.strip()],
+        ["nice", "-n", str(niceness), "bash", "-c", "exec " + command.strip()],
         cwd=env["PYTHONPATH"],
         env=env,
         start_new_session=True,
@@ -312,6 +313,9 @@ def main() -> None:
     parser.add_argument("--warmup", type=float, default=1.0)
     parser.add_argument("--cooldown", type=float, default=3.0)
     parser.add_argument("--shape", choices=["direct", "proxy", "routed"], default="routed")
+    parser.add_argument(
+        "--test-pool-nice", type=int, default=10, help="the routed test pool's niceness"
+    )
     parser.add_argument(
         "--only", action="append", choices=[name for name, _ in ATTACKS], help="repeatable"
     )
