@@ -101,9 +101,11 @@ class RefusedAddressMiddleware:
 def _presents_a_cached_secret_key(request) -> bool:
     """The key may be served without a query (valid, or revoked or expired: authentication
     decides): one HMAC and a dict lookup."""
-    scheme, _, token = request.META.get("HTTP_AUTHORIZATION", "").partition(" ")
-    token = token.strip()
-    if scheme.lower() != "bearer" or not token.startswith("svc_sk_"):
+    try:
+        token = bearer_token(request)
+    except AuthenticationFailed:
+        return False
+    if token is None or not token.startswith("svc_sk_"):
         return False
     return keys.is_well_formed(token) and keycache.lookups.holds(
         keys.hash_key(token, settings.API_KEY_PEPPER)
