@@ -97,6 +97,12 @@ class RateLimited(ServiceError):
     status, type, default_code = 429, "rate_limit_error", "rate_limit_exceeded"
 
 
+# Names the limit a 429 spent, for the proxy, which counts refusals and takes over from a
+# caller that keeps being refused (deploy/haproxy.cfg): `key` (an API key's own rate),
+# `address` (callers without a valid secret key, per client address).
+RATE_LIMIT_SCOPE_HEADER = "X-RateLimit-Scope"
+
+
 class ApiFailure(ServiceError):
     status, type, default_code = 500, "api_error", "internal_error"
 
@@ -156,7 +162,7 @@ def as_service_error(exc: Exception, request=None) -> ServiceError | None:
         wait = max(1, math.ceil(exc.wait or 0))  # whole seconds, never 0 (RFC 9110)
         return RateLimited(
             f"Too many requests with this API key; retry in {wait} s.",
-            headers={"Retry-After": str(wait)},
+            headers={"Retry-After": str(wait), RATE_LIMIT_SCOPE_HEADER: "key"},
         )
     return None
 

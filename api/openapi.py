@@ -218,11 +218,14 @@ RETRY_AFTER = OpenApiParameter(
 )
 RATE_LIMIT_SCOPE = OpenApiParameter(
     "X-RateLimit-Scope",
-    {"type": "string", "enum": ["address"]},
+    {"type": "string", "enum": ["key", "address"]},
     OpenApiParameter.HEADER,
     response=[429],
     required=False,
-    description="`address`: the client address's limit on callers without a valid secret key.",
+    description=(
+        "The limit spent: `key`, the API key's own rate; `address`, the client address's"
+        " limit on callers without a valid secret key."
+    ),
 )
 IDEMPOTENCY_KEY = OpenApiParameter(
     "Idempotency-Key",

@@ -24,7 +24,7 @@ from rest_framework.throttling import BaseThrottle
 
 from api.budgets import request_cost
 from api.clientaddress import client_address
-from api.errors import RateLimited
+from api.errors import RATE_LIMIT_SCOPE_HEADER, RateLimited
 from infra.breaker import Unavailable
 from infra.redisclient import primary_client, server_breaker
 
@@ -158,16 +158,11 @@ def refuse_refused_address(request) -> None:
         raise _address_refusal(wait)
 
 
-# Marks the address bucket's 429s for the proxy, which counts them per source with the 401s
-# (deploy/haproxy.cfg): the refusals of callers without a valid secret key.
-SCOPE_HEADER, ADDRESS_SCOPE = "X-RateLimit-Scope", "address"
-
-
 def _address_refusal(wait: float) -> RateLimited:
     seconds = max(1, math.ceil(wait))
     return RateLimited(
         f"Too many requests from this address without a valid secret key; retry in {seconds} s.",
-        headers={"Retry-After": str(seconds), SCOPE_HEADER: ADDRESS_SCOPE},
+        headers={"Retry-After": str(seconds), RATE_LIMIT_SCOPE_HEADER: "address"},
     )
 
 

@@ -9,7 +9,9 @@ alone, then during each attack, one at a time, then all together, alone again af
 - bodies: alice's test key posts worst-case 256 KiB bodies (bench_card_guard's) in a loop;
 - live bodies: the same with alice's live key;
 - publishable: one address floods bob's (public) publishable key with token creations;
-- unknown keys: one address floods made-up secret keys.
+- unknown keys: one address floods made-up secret keys;
+- many sources: the same from 1,016 addresses in turn, a new connection each time (each
+  address under every per-address limit).
 
 Each attack is `--connections` closed-loop keep-alive connections from a second process, from
 the source address 127.0.0.7 (a proxy tells it from bob's 127.0.0.1); bob is measured from a
@@ -55,11 +57,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_card_guard import BODIES  # noqa: E402
 from bench_payments import (  # noqa: E402
-    DEFAULT_REDIS,
     PYTHON,
     ROOT,
     KeepAliveClient,
-    local_database_url,
+    add_service_arguments,
     manage,
     production_env,
     recreate_database,
@@ -106,7 +107,8 @@ def start_service(args, env: dict) -> list[subprocess.Popen]:
     proxy_env["NODE2"] = proxy_env["NODE1"]  # one pool: the Procfile's two workers
     if args.shape == "routed":
         test_env = {**env, "WEB_PORT": str(args.port + 2), "WEB_WORKERS": "1"}
-        started.append(start_web(test_env, args.port + 2, niceness=args.test_pool_nice))
+        group = cpu_group("svc_bench_test_pool", args.test_pool_weight)
+        started.append(start_web(test_env, args.port + 2, args.test_pool_nice, group))
         proxy_env["NODE1_TEST"] = f"127.0.0.1:{args.port + 2}"
     config = Path(env["PYTHONPATH"]) / "deploy" / "haproxy.cfg"
     started.append(
@@ -133,9 +135,12 @@ def wait_until_serving(port: int) -> bool:
     return False
 
 
-def start_web(env: dict, port: int, niceness: int = 0) -> subprocess.Popen:
+def start_web(
+    env: dict, port: int, niceness: int = 0, group: Path | None = None
+) -> subprocess.Popen:
     """The Procfile's `web` line as it is written, in its own process group, at `niceness`
-    (a lower CPU share, as a deployment gives the test pool: docs/production.md)."""
+    or in the cgroup `group` (a lower CPU share, as a deployment gives the test pool:
+    docs/production.md)."""
     procfile = (Path(env["PYTHONPATH"]) / "Procfile").read_text().splitlines()
     command = next(line for line in procfile if line.startswith("web:")).split(":", 1)[1]
     web = subprocess.Popen(
@@ -143,11 +148,34 @@ def start_web(env: dict, port: int, niceness: int = 0) -> subprocess.Popen:
         cwd=env["PYTHONPATH"],
         env=env,
         start_new_session=True,
+        # Joined before exec, so granian's workers are born in it.
+        preexec_fn=(lambda: (group / "cgroup.procs").write_text(str(os.getpid())))
+        if group
+        else None,
     )
     if wait_until_serving(port):
         return web
     stop_web(web)
     raise SystemExit("the web process did not start")
+
+
+def cpu_group(name: str, weight: int) -> Path | None:
+    """A cgroup of its own at this CPU weight (cgroup v2's `cpu.weight` scale, 1-10000, where
+    every other process weighs 100, as systemd's `CPUWeight=`; cgroup v1's `cpu.shares` are
+    scaled to it), or None for weight 0. Unlike niceness, the weight is the whole pool's,
+    however many threads it runs. Needs root, or a delegated cgroup."""
+    if not weight:
+        return None
+    v1, v2 = Path("/sys/fs/cgroup/cpu"), Path("/sys/fs/cgroup")
+    if (v1 / "cpu.shares").exists():
+        group, setting, value = v1 / name, "cpu.shares", max(2, weight * 1024 // 100)
+    elif "cpu" in (v2 / "cgroup.subtree_control").read_text().split():
+        group, setting, value = v2 / name, "cpu.weight", weight
+    else:
+        raise SystemExit("--test-pool-weight: no cgroup cpu controller to write to")
+    group.mkdir(exist_ok=True)
+    (group / setting).write_text(str(value))
+    return group
 
 
 # --- load (each in a process of its own) ------------------------------------------------------
@@ -215,6 +243,7 @@ def attack(port: int, kinds: list[str], keys: dict, connections: int, ready, sto
         "live bodies": bodies_sender(keys["alice"]["live"]["secret"]),
         "publishable": publishable_sender(keys["bob"]["test"]["publishable"]),
         "unknown keys": unknown_key_sender(),
+        "many sources": many_sources_sender(port, unknown_key_sender()),
     }
     plan = [kind for kind in kinds for _ in range(connections)]
     ready.set()
@@ -253,6 +282,22 @@ def unknown_key_sender():
     return send
 
 
+def many_sources_sender(port: int, send):
+    """`send` on a new connection each time, from the next of 1,016 source addresses (the
+    loopback's 127.0.x.y): each address stays under the proxy's and the service's
+    per-address limits while the whole flood does not."""
+    sources = itertools.cycle(f"127.0.{a}.{b}" for a in range(1, 5) for b in range(1, 255))
+
+    def send_from_next(_client):
+        client = KeepAliveClient(port, next(sources))
+        try:
+            return send(client)
+        finally:
+            client.sock.close()
+
+    return send_from_next
+
+
 def phase(args, keys: dict, kinds: list[str]) -> dict:
     """Bob measured for `--seconds` (once his process runs), during the attack `kinds`."""
     context = get_context("spawn")
@@ -288,6 +333,7 @@ ATTACKS = [
     ("live bodies", ["live bodies"]),
     ("publishable", ["publishable"]),
     ("unknown keys", ["unknown keys"]),
+    ("many sources", ["many sources"]),
     ("all together", ["bodies", "live bodies", "publishable", "unknown keys"]),
 ]
 
@@ -301,11 +347,7 @@ def phases(only: list[str] | None) -> list[tuple[str, list[str]]]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument(
-        "--database-url",
-        default=os.environ.get("BENCH_DATABASE_URL", local_database_url("svc_bench_neighbours")),
-    )
-    parser.add_argument("--redis-url", default=os.environ.get("BENCH_REDIS_URL", DEFAULT_REDIS))
+    add_service_arguments(parser, "svc_bench_neighbours")
     parser.add_argument("--app", default=str(ROOT), help="the checkout whose code is served")
     parser.add_argument("--port", type=int, default=8766)
     parser.add_argument("--seconds", type=float, default=10.0, help="per phase")
@@ -315,6 +357,12 @@ def main() -> None:
     parser.add_argument("--shape", choices=["direct", "proxy", "routed"], default="routed")
     parser.add_argument(
         "--test-pool-nice", type=int, default=10, help="the routed test pool's niceness"
+    )
+    parser.add_argument(
+        "--test-pool-weight",
+        type=int,
+        default=0,
+        help="the routed test pool's cgroup CPU weight (1-10000; others 100); 0: none",
     )
     parser.add_argument(
         "--only", action="append", choices=[name for name, _ in ATTACKS], help="repeatable"
@@ -358,7 +406,12 @@ def stop_web(web: subprocess.Popen) -> None:
 def report(args, results) -> None:
     print(
         f"app: {args.app}; shape {args.shape}; {args.seconds:.0f} s a phase, "
-        f"{args.connections} connections each"
+        f"{args.connections} connections each; the test pool at "
+        + (
+            f"CPU weight {args.test_pool_weight}"
+            if args.test_pool_weight
+            else f"nice {args.test_pool_nice}"
+        )
     )
     print(f"load average: {os.getloadavg()[0]:.1f}")
     print("| phase | bob p50 ms | bob p99 ms | p50 ratio | p99 ratio | bob's answers | "

@@ -57,6 +57,16 @@ def local_database_url(name: str) -> str:
 DEFAULT_REDIS = "redis://127.0.0.1:6379/9"
 
 
+def add_service_arguments(parser, database: str) -> None:
+    """--database-url (BENCH_DATABASE_URL, else the local database `database`, which the
+    bench may drop) and --redis-url (BENCH_REDIS_URL): every service-starting bench's."""
+    parser.add_argument(
+        "--database-url",
+        default=os.environ.get("BENCH_DATABASE_URL") or local_database_url(database),
+    )
+    parser.add_argument("--redis-url", default=os.environ.get("BENCH_REDIS_URL", DEFAULT_REDIS))
+
+
 def production_env(args) -> dict:
     """A production-like environment of the service (DEBUG off, bench secrets); every command
     of the service runs in its checkout (--app), which PYTHONPATH names. Shared by the
@@ -590,11 +600,7 @@ def row(level: dict) -> str:
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument(
-        "--database-url",
-        default=os.environ.get("BENCH_DATABASE_URL") or local_database_url("svc_bench"),
-    )
-    parser.add_argument("--redis-url", default=os.environ.get("BENCH_REDIS_URL", DEFAULT_REDIS))
+    add_service_arguments(parser, "svc_bench")
     parser.add_argument(
         "--app",
         default=str(ROOT),

@@ -23,9 +23,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_payments import (  # noqa: E402
     CLOCK_TICKS,
-    DEFAULT_REDIS,
     ROOT,
-    local_database_url,
+    add_service_arguments,
     manage,
     process_table,
     production_env,
@@ -81,11 +80,7 @@ def measure(count: int, round_size: int = 5000) -> dict:
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument(
-        "--database-url",
-        default=os.environ.get("BENCH_DATABASE_URL") or local_database_url("svc_bench"),
-    )
-    parser.add_argument("--redis-url", default=os.environ.get("BENCH_REDIS_URL", DEFAULT_REDIS))
+    add_service_arguments(parser, "svc_bench")
     parser.add_argument("--app", default=str(ROOT), help="the checkout measured")
     parser.add_argument("--entries", type=int, default=20000)
     args = parser.parse_args()

@@ -31,10 +31,9 @@ import redis
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.bench_payments import (  # noqa: E402
-    DEFAULT_REDIS,
     PYTHON,
     ROOT,
-    local_database_url,
+    add_service_arguments,
     recreate_database,
 )
 
@@ -52,11 +51,7 @@ def timed(call) -> float:
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument(
-        "--database-url",
-        default=os.environ.get("BENCH_DATABASE_URL") or local_database_url("svc_bench_revision"),
-    )
-    parser.add_argument("--redis-url", default=os.environ.get("BENCH_REDIS_URL", DEFAULT_REDIS))
+    add_service_arguments(parser, "svc_bench_revision")
     parser.add_argument("--calls", type=int, default=20000)
     args = parser.parse_args()
 

@@ -67,7 +67,7 @@ def test_over_the_limit_is_429_with_retry_after(api, limits):
     response = echo(api)
     error_of(response, 429, "rate_limit_error", "rate_limit_exceeded")
     assert response["Retry-After"] == "2"
-    assert "X-RateLimit-Scope" not in response  # a key's own limit: not the proxy's to count
+    assert response["X-RateLimit-Scope"] == "key"  # the proxy counts them per key
 
 
 def test_tokens_refill_over_time(api, limits):

@@ -25,8 +25,8 @@ class QuietServer(ThreadingHTTPServer):
 
 
 class Pool:
-    """A web pool standing in for `serve.py web`: answers every API request with `answer`'s
-    reply (by default 200 and its name), and counts them; its health checks are answered 200."""
+    """A web pool standing in for `serve.py web`: answers every request with `answer`'s reply
+    (by default 200 and its name), and counts them; its health checks are answered 200."""
 
     def __init__(self, name: str, answer: Answer | None = None):
         answer = answer or (lambda headers: (200, {}, name))
@@ -49,7 +49,7 @@ class Pool:
                 self.rfile.readline()  # the CRLF after the last (empty) chunk
 
             def do_GET(self):  # noqa: N802 (http.server's naming)
-                if self.path.startswith("/v1/"):
+                if not self.path.startswith("/readyz"):
                     pool.served += 1
                     status, headers, body = answer(_joined(self.headers))
                 else:  # the proxy's health check
