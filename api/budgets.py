@@ -201,14 +201,19 @@ def request_cost(request, view) -> int:
     return getattr(view, "budget_cost", 1) + max(0, length) // settings.API_COST_BYTES
 
 
-def merchant_scope(merchant_id: str, mode: str, cost: int = 1) -> Scope:
-    return Scope(f"{merchant_id}:{mode}", settings.API_CONCURRENCY_LIMITS[mode], cost)
+def merchant_scope(merchant_id: str, mode: str, cost: int = 1, publishable: bool = False) -> Scope:
+    """The (merchant, mode) budget; its publishable key's requests have one of their own, of
+    the same size: that key is public, and whoever floods it must not take the units of the
+    merchant's own servers."""
+    key = f"{merchant_id}:{mode}" + (":publishable" if publishable else "")
+    return Scope(key, settings.API_CONCURRENCY_LIMITS[mode], cost)
 
 
 def admit(request, view) -> Hold:
-    """The request's units of its merchant's budget for its mode, or 429."""
+    """The request's units of its merchant's budget for its mode (and key kind), or 429."""
     api_key = request.auth
-    scope = merchant_scope(api_key.merchant_id, api_key.mode, request_cost(request, view))
+    cost = request_cost(request, view)
+    scope = merchant_scope(api_key.merchant_id, api_key.mode, cost, not api_key.is_secret)
     try:
         return hold(scope)
     except Refused:

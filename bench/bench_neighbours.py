@@ -19,8 +19,10 @@ third. `--shape` says what stands in front of the service:
 - `direct`: nothing, the bench talks to granian;
 - `proxy`: haproxy with the app's deploy/haproxy.cfg as it is written, one pool behind it;
 - `routed` (the default): the same, plus a second `serve.py web` (1 worker) for test mode,
-  named to haproxy as NODE1_TEST: test keys go to it (docs/request-safety.md "Test mode on
-  its own processes"). An app whose haproxy.cfg has no such rule serves as `proxy`.
+  named to haproxy as NODE1_TEST: test keys, unknown keys and large bodies go to it
+  (docs/request-safety.md "Test mode on its own processes"), at the lowest CPU weight as
+  deployed (`--test-pool-weight`; niceness 10 where no cgroup can be made). An app whose
+  haproxy.cfg has no such rule serves as `proxy`.
 The bench sends `X-Forwarded-For` (the attacker's address, bob's customers' own), which the
 proxy passes on, and the service trusts 127.0.0.1 as its proxy (API_TRUSTED_PROXIES).
 Reported: bob's p50 and p99 and their ratios to the mean of the "alone" phases just before and
@@ -159,20 +161,33 @@ def start_web(
     raise SystemExit("the web process did not start")
 
 
+CGROUP_V1, CGROUP_V2 = Path("/sys/fs/cgroup/cpu"), Path("/sys/fs/cgroup")
+
+
+def cgroup_cpu_setting() -> tuple[Path, str] | None:
+    """(the cgroup tree, the CPU weight's file) when this process may make a cgroup with a
+    CPU weight (root, or a delegated tree), else None."""
+    if (CGROUP_V1 / "cpu.shares").exists() and os.access(CGROUP_V1, os.W_OK):
+        return CGROUP_V1, "cpu.shares"
+    controllers = CGROUP_V2 / "cgroup.subtree_control"
+    if controllers.exists() and "cpu" in controllers.read_text().split():
+        return (CGROUP_V2, "cpu.weight") if os.access(CGROUP_V2, os.W_OK) else None
+    return None
+
+
 def cpu_group(name: str, weight: int) -> Path | None:
     """A cgroup of its own at this CPU weight (cgroup v2's `cpu.weight` scale, 1-10000, where
     every other process weighs 100, as systemd's `CPUWeight=`; cgroup v1's `cpu.shares` are
     scaled to it), or None for weight 0. Unlike niceness, the weight is the whole pool's,
-    however many threads it runs. Needs root, or a delegated cgroup."""
+    however many threads it runs."""
     if not weight:
         return None
-    v1, v2 = Path("/sys/fs/cgroup/cpu"), Path("/sys/fs/cgroup")
-    if (v1 / "cpu.shares").exists():
-        group, setting, value = v1 / name, "cpu.shares", max(2, weight * 1024 // 100)
-    elif "cpu" in (v2 / "cgroup.subtree_control").read_text().split():
-        group, setting, value = v2 / name, "cpu.weight", weight
-    else:
-        raise SystemExit("--test-pool-weight: no cgroup cpu controller to write to")
+    found = cgroup_cpu_setting()
+    if found is None:
+        raise SystemExit("--test-pool-weight: no cgroup CPU controller this user may write to")
+    tree, setting = found
+    value = max(2, weight * 1024 // 100) if setting == "cpu.shares" else weight
+    group = tree / name
     group.mkdir(exist_ok=True)
     (group / setting).write_text(str(value))
     return group
@@ -356,13 +371,15 @@ def main() -> None:
     parser.add_argument("--cooldown", type=float, default=3.0)
     parser.add_argument("--shape", choices=["direct", "proxy", "routed"], default="routed")
     parser.add_argument(
-        "--test-pool-nice", type=int, default=10, help="the routed test pool's niceness"
+        "--test-pool-nice", type=int, default=10, help="the test pool's niceness, without a weight"
     )
     parser.add_argument(
         "--test-pool-weight",
         type=int,
-        default=0,
-        help="the routed test pool's cgroup CPU weight (1-10000; others 100); 0: none",
+        default=1 if cgroup_cpu_setting() else 0,
+        help="the routed test pool's cgroup CPU weight (1-10000; others 100), as deployed "
+        "(docs/production.md); default 1 where a cgroup can be made, else 0: none, and "
+        "--test-pool-nice instead",
     )
     parser.add_argument(
         "--only", action="append", choices=[name for name, _ in ATTACKS], help="repeatable"

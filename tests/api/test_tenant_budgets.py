@@ -80,6 +80,25 @@ def test_budgets_are_per_merchant_and_mode(api, live_api, other_api, merchant, s
         held.release()
 
 
+def test_a_publishable_keys_requests_have_a_budget_of_their_own(
+    api, publishable_api, merchant, settings, store
+):
+    """Issue 20: the publishable key is public; a flood of it from many addresses, each under
+    its address's rate, held the units the merchant's own servers need."""
+    settings.API_CONCURRENCY_LIMITS = {"test": 1, "live": 1}
+    held = budgets.hold(budgets.merchant_scope(merchant.id, "test", publishable=True))
+    try:
+        assert publishable_api.get("/v1/test/publishable").status_code == 429
+        assert echo(api).status_code == 201
+    finally:
+        held.release()
+    held = budgets.hold(budgets.merchant_scope(merchant.id, "test"))
+    try:
+        assert publishable_api.get("/v1/test/publishable").status_code == 200
+    finally:
+        held.release()
+
+
 def test_a_request_that_fails_gives_its_units_back(api, settings, store):
     settings.API_CONCURRENCY_LIMITS = {"test": 1, "live": 1}
     api.raise_request_exception = False
