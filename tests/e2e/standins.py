@@ -40,6 +40,9 @@ class Pool:
                 self.read_body()
                 self.do_GET()
 
+            def do_OPTIONS(self):  # noqa: N802
+                self.do_GET()
+
             def read_body(self) -> None:
                 if self.headers.get("Transfer-Encoding", "").lower() != "chunked":
                     self.rfile.read(int(self.headers.get("Content-Length", 0)))

@@ -1,5 +1,5 @@
 """deploy/haproxy.cfg as it is written sends requests with a test key, no key, a key it has not
-seen the service answer as valid, or a large body to the second web pool when NODE1_TEST names
+seen the service answer with a success, or a large body to the second web pool when NODE1_TEST names
 it and it is up, and known live keys' ordinary requests to the live pool (docs/request-safety.md
 "Test mode on its own processes", issue 20: worst-case bodies, a test key's or a live key's,
 and made-up keys from many addresses took the processes serving live payments). The pools
@@ -37,10 +37,21 @@ def test_test_keys_go_to_the_test_pool_and_known_live_keys_to_the_live_pool(pool
     port = proxy_for(live, test)
     assert [served_by(port, TEST_SECRET) for _ in range(2)] == ["test", "test"]
     assert served_by(port, TEST_PUBLISHABLE) == "test"
-    # A live key's first request: the proxy has not seen it answered as valid yet.
+    # A live key's first request: the proxy has not seen it answered with a success yet.
     assert [served_by(port, LIVE_SECRET) for _ in range(2)] == ["test", "live"]
     assert [served_by(port, LIVE_PUBLISHABLE) for _ in range(2)] == ["test", "live"]
     assert [served_by(port, None) for _ in range(2)] == ["test", "test"]
+
+
+def test_a_preflight_does_not_make_a_key_known(pools, proxy_for):
+    """A CORS preflight (OPTIONS) is answered without authentication."""
+    live, test = pools
+    port = proxy_for(live, test)
+    connection = http.client.HTTPConnection("127.0.0.1", port, 5)
+    connection.request("OPTIONS", "/v1/sandbox/tokens", headers={"Authorization": LIVE_SECRET})
+    assert connection.getresponse().read() == b"test"
+    connection.close()
+    assert served_by(port, LIVE_SECRET) == "test"
 
 
 def test_pages_without_a_key_stay_on_the_live_pool(pools, proxy_for):
@@ -57,8 +68,13 @@ def test_pages_without_a_key_stay_on_the_live_pool(pools, proxy_for):
 def test_keys_the_service_refused_never_reach_the_live_pool(proxy_for):
     """Issue 20: made-up keys from 1,016 addresses, each under every per-address limit, cost
     the live pool an authentication each (bob's p99 3.1x). A key is the live pool's once the
-    service has answered it as valid; a 401, or the address bucket's 429, does not make it so."""
-    refused = {"svc_sk_live_" + "m" * 24: (401, {}), "svc_sk_live_" + "n" * 24: (429, ADDRESS)}
+    service has answered it with a success; a 401, the address bucket's 429, or a 404 (an
+    unknown path is answered before authentication) does not make it so."""
+    refused = {
+        "svc_sk_live_" + "m" * 24: (401, {}),
+        "svc_sk_live_" + "n" * 24: (429, ADDRESS),
+        "svc_sk_live_" + "o" * 24: (404, {}),
+    }
 
     def answers(name):
         def answer(headers):
