@@ -12,7 +12,7 @@ from drf_spectacular.plumbing import ResolvedComponent
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, inline_serializer
 from rest_framework import serializers
 
-from api.errors import MAX_MESSAGE_CHARS, MAX_PARAM_CHARS
+from api.errors import MAX_MESSAGE_CHARS, MAX_PARAM_CHARS, RATE_LIMIT_SCOPE_HEADER
 from api.fields import (
     MAX_AMOUNT,
     MAX_ID_LENGTH,
@@ -217,7 +217,7 @@ RETRY_AFTER = OpenApiParameter(
     description="Seconds to wait before retrying.",
 )
 RATE_LIMIT_SCOPE = OpenApiParameter(
-    "X-RateLimit-Scope",
+    RATE_LIMIT_SCOPE_HEADER,
     {"type": "string", "enum": ["key", "address"]},
     OpenApiParameter.HEADER,
     response=[429],
