@@ -222,3 +222,19 @@ def is_dead(pid: int) -> bool:
 
 def wait_for_new_child(parent: int, old: list[int]) -> None:
     wait_for(lambda: set(children(parent)) - set(old), timeout=30)
+
+
+def listens_on(pid: int, port: int) -> bool:
+    """Whether `pid` holds a listening TCP socket on `port`. granian's workers each bind their own
+    (SO_REUSEPORT) once their app is loaded, so a started worker is not yet a serving one."""
+    sockets = set()
+    for fd in Path(f"/proc/{pid}/fd").glob("*"):
+        with contextlib.suppress(OSError):
+            sockets.add(os.readlink(fd))
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        for line in Path(table).read_text().splitlines()[1:]:
+            fields = line.split()
+            listening = fields[3] == "0A" and int(fields[1].rsplit(":", 1)[1], 16) == port
+            if listening and f"socket:[{fields[9]}]" in sockets:
+                return True
+    return False

@@ -26,6 +26,7 @@ from tests.e2e.stack import (
     children,
     fresh_copy,
     is_dead,
+    listens_on,
     newcomer_env,
     runtime_venv,
     scratch_database,
@@ -115,6 +116,9 @@ def kill_a_web_worker(stack: Stack) -> None:
     granian = stack.supervised("web")
     workers = children(granian)
     assert len(workers) == 2, stack.output()
+    # Both must be serving first: killing the only one listening would leave none (a refused
+    # connection, seen once on a busy CI box where the second was still loading the app).
+    wait_for(lambda: all(listens_on(worker, stack.port) for worker in workers), timeout=60)
     os.kill(workers[0], signal.SIGKILL)
     wait_for(lambda: is_dead(workers[0]))  # a request it had accepted dies with it
     resets = sum(not answered_or_reset(stack) for _ in range(20))
@@ -135,7 +139,7 @@ def answered_or_reset(stack: Stack) -> bool:
     except requests.ConnectionError as error:
         if "reset by peer" in str(error):
             return False
-        raise
+        raise AssertionError(f"{error}\nmake run said:\n{stack.output()}") from error
     return True
 
 
