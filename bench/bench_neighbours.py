@@ -105,7 +105,8 @@ def start_service(args, env: dict) -> list[subprocess.Popen]:
     started = [start_web(env, int(env["WEB_PORT"]))]
     if args.shape == "direct":
         return started
-    proxy_env = {"LB_BIND": f"127.0.0.1:{args.port}", "NODE1": f"127.0.0.1:{args.port + 1}"}
+    proxy_env = {"LB_BIND": f"127.0.0.1:{args.port}", "LB_PEER": f"127.0.0.1:{args.port + 3}"}
+    proxy_env["NODE1"] = f"127.0.0.1:{args.port + 1}"
     proxy_env["NODE2"] = proxy_env["NODE1"]  # one pool: the Procfile's two workers
     if args.shape == "routed":
         test_env = {**env, "WEB_PORT": str(args.port + 2), "WEB_WORKERS": "1"}

@@ -4,6 +4,7 @@ load balancer running deploy/haproxy.cfg as it is. tests/e2e/test_fleet.py drive
 
 import contextlib
 import os
+import re
 import shutil
 import signal
 import socket
@@ -12,7 +13,7 @@ import sys
 from pathlib import Path
 
 from tests.e2e.processes import ROOT, wait_for
-from tests.e2e.stack import quiet_port
+from tests.e2e.stack import children, is_dead, quiet_port
 
 HAPROXY = shutil.which("haproxy") or "/usr/sbin/haproxy"
 
@@ -92,35 +93,56 @@ class Node(Process):
 
 
 class LoadBalancer:
-    """haproxy with deploy/haproxy.cfg, plus a stats socket (a second config file) through
-    which the test sees which nodes haproxy counts as up."""
+    """haproxy running deploy/haproxy.cfg as systemd's unit does (master-worker: a reload is
+    SIGUSR2 to the master), plus a stats socket (a second config file) through which the test
+    reads what haproxy holds."""
 
-    def __init__(self, nodes: list[Node], work: Path):
+    def __init__(self, servers: dict[str, str], work: Path):
+        """`servers`: the config's NODE1, NODE2 (and NODE1_TEST) -> host:port."""
         self.port, self.socket = quiet_port(), work / "haproxy.sock"
         extra = work / "haproxy-test.cfg"
         extra.write_text(f"global\n    stats socket {self.socket} level admin\n")
-        env = {**os.environ, "LB_BIND": f"127.0.0.1:{self.port}"}
-        env |= {f"NODE{i}": node.address for i, node in enumerate(nodes, 1)}
+        env = {**os.environ, **servers, "LB_BIND": f"127.0.0.1:{self.port}"}
+        env["LB_PEER"] = f"127.0.0.1:{quiet_port()}"
         config = ["-f", str(ROOT / "deploy" / "haproxy.cfg"), "-f", str(extra)]
         self.process = subprocess.Popen(
-            [HAPROXY, "-db", *config],
+            [HAPROXY, "-W", "-db", *config],
             env=env,
             stdout=(work / "haproxy.log").open("w"),
             stderr=subprocess.STDOUT,
         )
         self.base_url = f"http://127.0.0.1:{self.port}"
 
+    def command(self, line: str) -> str:
+        """A line on the stats socket (the current worker's) -> its answer; "" while there is
+        no worker to answer (starting, or between the two of a reload)."""
+        with contextlib.suppress(OSError), socket.socket(socket.AF_UNIX) as client:
+            client.connect(str(self.socket))
+            client.sendall(line.encode() + b"\n")
+            return b"".join(iter(lambda: client.recv(65536), b"")).decode()
+        return ""
+
     def stats(self) -> dict[str, dict[str, str]]:
         """haproxy's `show stat`, by server of the `web` backend: {name: {column: value}}."""
-        if not self.socket.exists():
+        lines = self.command("show stat").splitlines()
+        if not lines:
             return {}
-        with socket.socket(socket.AF_UNIX) as client:
-            client.connect(str(self.socket))
-            client.sendall(b"show stat\n")
-            lines = b"".join(iter(lambda: client.recv(65536), b"")).decode().splitlines()
         columns = lines[0].removeprefix("# ").split(",")
         rows = [dict(zip(columns, line.split(","), strict=False)) for line in lines[1:] if line]
         return {row["svname"]: row for row in rows if row["pxname"] == "web"}
+
+    def tables_settled(self) -> bool:
+        """Whether the worker is done learning its tables (from the one it replaced, or waiting
+        ~5 s for none after a start): a reload before then hands nothing on."""
+        flags = re.search(r"flags=0x([0-9a-f]+)", self.command("show peers"))
+        return bool(flags) and int(flags.group(1), 16) & 0x3 == 0x3  # haproxy's RESYNC_FINISHED
+
+    def reload(self) -> None:
+        """`systemctl reload haproxy`: returns once the old worker has exited, which it does
+        after handing its tables to the new one (or giving up on it, after 5 s)."""
+        old = children(self.process.pid)
+        self.process.send_signal(signal.SIGUSR2)
+        wait_for(lambda: all(is_dead(pid) for pid in old), timeout=30)
 
     def servers_up(self) -> set[str]:
         return {name for name, row in self.stats().items() if row["status"] == "UP"}

@@ -4,16 +4,14 @@ passed on, what it refused itself) without the service's own limits in the way."
 
 import http.client
 import os
-import subprocess
 from collections.abc import Callable, Iterable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from threading import Thread
 
 import pytest
 
-from tests.e2e.fleet import HAPROXY
-from tests.e2e.processes import ROOT, wait_for
-from tests.e2e.stack import quiet_port
+from tests.e2e.fleet import HAPROXY, LoadBalancer
+from tests.e2e.processes import wait_for
 
 # (the request's headers, lower-cased names) -> (status, extra headers, body)
 Answer = Callable[[dict], tuple[int, dict, str]]
@@ -104,33 +102,26 @@ def get(
 
 
 @pytest.fixture
-def proxy_for():
-    """start(live pool, test pool or None) -> the proxy's port, once it serves the live pool."""
+def proxy_for(tmp_path):
+    """start(live pool, test pool or None) -> the proxy (its `port`), once it serves the live
+    pool."""
     if not os.path.exists(HAPROXY):
         pytest.skip("haproxy is not installed (scripts/test.sh installs Debian's under CI)")
     started = []
 
-    def start(live: Pool, test: Pool | None) -> int:
-        port = quiet_port()
-        env = {**os.environ, "LB_BIND": f"127.0.0.1:{port}", "NODE1": live.address}
-        env["NODE2"] = live.address
+    def start(live: Pool, test: Pool | None) -> LoadBalancer:
+        servers = {"NODE1": live.address, "NODE2": live.address}
         if test is not None:
-            env["NODE1_TEST"] = test.address
-        started.append(
-            subprocess.Popen(
-                [HAPROXY, "-db", "-f", str(ROOT / "deploy" / "haproxy.cfg")],
-                env=env,
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
-            )
-        )
-        wait_for(lambda: _answers(port), timeout=30)
-        return port
+            servers["NODE1_TEST"] = test.address
+        work = tmp_path / f"proxy-{len(started)}"
+        work.mkdir()
+        started.append(LoadBalancer(servers, work))
+        wait_for(lambda: _answers(started[-1].port), timeout=30)
+        return started[-1]
 
     yield start
     for proxy in started:
-        proxy.terminate()
-        proxy.wait(10)
+        proxy.stop()
 
 
 def _answers(port: int) -> bool:

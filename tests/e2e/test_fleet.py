@@ -55,7 +55,7 @@ def fleet(tmp_path):
         nodes = [Node(env, tmp_path / "node1.log")]
         nodes.append(Node({**env, "DATABASE_URL": link.url}, tmp_path / "node2.log"))
         worker = Process("worker", env, tmp_path / "worker.log")
-        balancer = LoadBalancer(nodes, tmp_path)
+        balancer = LoadBalancer({f"NODE{i}": n.address for i, n in enumerate(nodes, 1)}, tmp_path)
         try:
             balancer.wait_until_up("node1", "node2")
             yield Fleet(url, env, nodes, balancer, link)

@@ -47,7 +47,7 @@ def flood(port: int, key: str, count: int) -> list[int]:
 
 @pytest.mark.parametrize("key", ["svc_sk_live_" + "m" * 20, OVER_ITS_ADDRESS])
 def test_a_source_refused_for_its_keys_is_then_refused_by_the_proxy(live, proxy_for, key):
-    port = proxy_for(live, None)
+    port = proxy_for(live, None).port
     before = live.served
     statuses = flood(port, key, THRESHOLD + 3)
     reached = live.served - before
@@ -67,7 +67,7 @@ def test_a_key_refused_over_its_own_rate_is_then_refused_by_the_proxy(live, prox
     """Issue 20: a test key's worst-case bodies, 2,400 refused in 9 s, each carried in whole
     through the service to be refused. The key is refused at the proxy; its address's other
     keys are served, and its refusals do not count against the address."""
-    port = proxy_for(live, None)
+    port = proxy_for(live, None).port
     before = live.served
     statuses = flood(port, OVER_ITS_RATE, THRESHOLD + 3)
     reached = live.served - before
@@ -85,7 +85,7 @@ def test_a_key_refused_over_its_own_rate_is_then_refused_by_the_proxy(live, prox
 def test_refusals_the_proxy_does_not_count(live, proxy_for):
     """Answers without a scope (a concurrency budget's, a shed request's) are the service's
     to give, request by request."""
-    port = proxy_for(live, None)
+    port = proxy_for(live, None).port
     before = live.served
     assert set(flood(port, UNSCOPED, THRESHOLD + 10)) == {429}
     assert live.served - before == THRESHOLD + 10
@@ -93,6 +93,6 @@ def test_refusals_the_proxy_does_not_count(live, proxy_for):
 
 def test_the_service_is_told_the_address_the_proxy_received_from(live, proxy_for):
     """Appended after whatever the client wrote: API_TRUSTED_PROXIES reads it from the end."""
-    port = proxy_for(live, None)
+    port = proxy_for(live, None).port
     status, _, forwarded = get(port, VALID, source=OTHER, headers={"X-Forwarded-For": "6.6.6.6"})
     assert (status, forwarded) == (200, f"6.6.6.6, {OTHER}")

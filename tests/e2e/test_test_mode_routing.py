@@ -34,7 +34,7 @@ def served_by(port: int, key: str | None, body=None) -> str:
 
 def test_test_keys_go_to_the_test_pool_and_known_live_keys_to_the_live_pool(pools, proxy_for):
     live, test = pools
-    port = proxy_for(live, test)
+    port = proxy_for(live, test).port
     assert [served_by(port, TEST_SECRET) for _ in range(2)] == ["test", "test"]
     assert served_by(port, TEST_PUBLISHABLE) == "test"
     # A live key's first request: the proxy has not seen it answered with a success yet.
@@ -46,7 +46,7 @@ def test_test_keys_go_to_the_test_pool_and_known_live_keys_to_the_live_pool(pool
 def test_a_preflight_does_not_make_a_key_known(pools, proxy_for):
     """A CORS preflight (OPTIONS) is answered without authentication."""
     live, test = pools
-    port = proxy_for(live, test)
+    port = proxy_for(live, test).port
     connection = http.client.HTTPConnection("127.0.0.1", port, 5)
     connection.request("OPTIONS", "/v1/sandbox/tokens", headers={"Authorization": LIVE_SECRET})
     assert connection.getresponse().read() == b"test"
@@ -57,7 +57,7 @@ def test_a_preflight_does_not_make_a_key_known(pools, proxy_for):
 def test_pages_without_a_key_stay_on_the_live_pool(pools, proxy_for):
     """The challenge page is a customer's browser's, with no key; the admin a session's."""
     live, test = pools
-    port = proxy_for(live, test)
+    port = proxy_for(live, test).port
     for path in ("/sandbox/challenge/chs_1", "/admin/"):
         connection = http.client.HTTPConnection("127.0.0.1", port, 5)
         connection.request("GET", path)
@@ -86,7 +86,7 @@ def test_keys_the_service_refused_never_reach_the_live_pool(proxy_for):
 
     live, test = Pool("live", answers("live")), Pool("test", answers("test"))
     try:
-        port = proxy_for(live, test)
+        port = proxy_for(live, test).port
         for key in refused:
             assert [served_by(port, key) for _ in range(3)] == ["test"] * 3
         assert live.served == 0
@@ -97,7 +97,7 @@ def test_keys_the_service_refused_never_reach_the_live_pool(proxy_for):
 
 def test_test_keys_fall_back_to_the_live_pool_while_the_test_pool_is_down(pools, proxy_for):
     live, test = pools
-    port = proxy_for(live, test)
+    port = proxy_for(live, test).port
     assert served_by(port, TEST_SECRET) == "test"
     assert served_by(port, LIVE_SECRET) == "test"  # not known yet
     test.stop()
@@ -109,7 +109,7 @@ def test_test_keys_fall_back_to_the_live_pool_while_the_test_pool_is_down(pools,
 
 def test_without_a_test_pool_every_request_goes_to_the_live_pool(pools, proxy_for):
     live, _ = pools
-    port = proxy_for(live, None)
+    port = proxy_for(live, None).port
     assert served_by(port, TEST_SECRET) == "live"
     assert served_by(port, LIVE_SECRET) == "live"
 
@@ -118,7 +118,7 @@ def test_large_bodies_go_to_the_test_pool_whatever_the_key(pools, proxy_for):
     """A body over 32 KiB (one that costs more than a unit, API_COST_BYTES), or of unannounced
     length, holds its process's GIL for its scan and parse: away from the ordinary live ones."""
     live, test = pools
-    port = proxy_for(live, test)
+    port = proxy_for(live, test).port
     served_by(port, LIVE_SECRET)  # known from here on
     assert served_by(port, LIVE_SECRET, body=b"x" * 32768) == "live"
     assert served_by(port, LIVE_SECRET, body=b"x" * 32769) == "test"
