@@ -1,6 +1,7 @@
 """Several nodes of the service behind Debian's haproxy, as docs/production.md runs them: each node
 a process group of its own (scripts/serve.py), every node on one PostgreSQL and one Redis, the
-load balancer running deploy/haproxy.cfg as it is. tests/e2e/test_fleet.py drives it."""
+load balancer running deploy/haproxy.cfg as it is. tests/e2e/test_fleet.py drives it; the
+proxy tests (tests/e2e/standins.py) put the same LoadBalancer in front of stand-in pools."""
 
 import contextlib
 import os
@@ -103,7 +104,10 @@ class LoadBalancer:
         extra = work / "haproxy-test.cfg"
         extra.write_text(f"global\n    stats socket {self.socket} level admin\n")
         env = {**os.environ, **servers, "LB_BIND": f"127.0.0.1:{self.port}"}
-        env["LB_PEER"] = f"127.0.0.1:{quiet_port()}"
+        peer = quiet_port()
+        while peer == self.port:  # both are free until haproxy binds them
+            peer = quiet_port()
+        env["LB_PEER"] = f"127.0.0.1:{peer}"
         config = ["-f", str(ROOT / "deploy" / "haproxy.cfg"), "-f", str(extra)]
         self.process = subprocess.Popen(
             [HAPROXY, "-W", "-db", *config],
