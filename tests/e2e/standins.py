@@ -103,14 +103,15 @@ def get(
 
 @pytest.fixture
 def proxy_for(tmp_path):
-    """start(live pool, test pool or None) -> the proxy (its `port`), once it serves the live
-    pool."""
+    """start(live pool, test pool or None, second live node) -> the proxy (its `port`), once
+    it serves the live pool. The live pool's two nodes are `live` twice unless a second is
+    given."""
     if not os.path.exists(HAPROXY):
         pytest.skip("haproxy is not installed (scripts/test.sh installs Debian's under CI)")
     started = []
 
-    def start(live: Pool, test: Pool | None) -> LoadBalancer:
-        servers = {"NODE1": live.address, "NODE2": live.address}
+    def start(live: Pool, test: Pool | None, node2: Pool | None = None) -> LoadBalancer:
+        servers = {"NODE1": live.address, "NODE2": (node2 or live).address}
         if test is not None:
             servers["NODE1_TEST"] = test.address
         work = tmp_path / f"proxy-{len(started)}"
