@@ -17,6 +17,19 @@ from tests.e2e.processes import wait_for
 Answer = Callable[[dict], tuple[int, dict, str]]
 
 
+def answer_by_key(
+    name: str, answers: dict[str, tuple[int, dict]], otherwise: tuple[int, dict] = (200, {})
+) -> Answer:
+    """The (status, headers) `answers` holds for the request's key (its Bearer token), else
+    `otherwise`; the body is the pool's `name`, so a test reads where the request went."""
+
+    def answer(headers: dict) -> tuple[int, dict, str]:
+        key = headers.get("authorization", "").removeprefix("Bearer ")
+        return (*answers.get(key, otherwise), name)
+
+    return answer
+
+
 class QuietServer(ThreadingHTTPServer):
     def handle_error(self, request, client_address):
         pass  # haproxy's health check resets its connection once it has read the status

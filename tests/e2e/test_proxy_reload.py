@@ -5,7 +5,7 @@ all: every known live key's next request went to the second pool, and a flood st
 (docs/production.md "The proxy"). The pools are stand-ins that answer with their name."""
 
 from tests.e2e.processes import wait_for
-from tests.e2e.standins import Pool, get
+from tests.e2e.standins import Pool, answer_by_key, get
 
 KNOWN = "svc_sk_live_" + "k" * 24
 OVER_ITS_RATE = "svc_sk_live_" + "r" * 24
@@ -14,16 +14,8 @@ ATTACKER, OTHER = "127.0.0.9", "127.0.0.10"
 PAST_THE_THRESHOLD = 43  # refusals in 10 s past which the proxy refuses (40), and a margin
 
 
-def answers(name: str):
-    def answer(headers: dict) -> tuple[int, dict, str]:
-        key = headers.get("authorization", "").removeprefix("Bearer ")
-        if key == KNOWN:
-            return 200, {}, name
-        if key == OVER_ITS_RATE:
-            return 429, {"Retry-After": "1", "X-RateLimit-Scope": "key"}, name
-        return 401, {}, name
-
-    return answer
+ANSWERS = {KNOWN: (200, {}), OVER_ITS_RATE: (429, {"Retry-After": "1", "X-RateLimit-Scope": "key"})}
+REFUSED = (401, {})  # any other key
 
 
 def refused_by_the_proxy(pools: list[Pool], port: int, key: str, source: str) -> bool:
@@ -33,7 +25,8 @@ def refused_by_the_proxy(pools: list[Pool], port: int, key: str, source: str) ->
 
 
 def test_a_reload_keeps_the_known_keys_and_the_refusals(proxy_for):
-    live, test = Pool("live", answers("live")), Pool("test", answers("test"))
+    live = Pool("live", answer_by_key("live", ANSWERS, REFUSED))
+    test = Pool("test", answer_by_key("test", ANSWERS, REFUSED))
     try:
         proxy = proxy_for(live, test)
         port = proxy.port

@@ -11,7 +11,7 @@ import http.client
 import pytest
 
 from tests.e2e.processes import wait_for
-from tests.e2e.standins import Pool, get
+from tests.e2e.standins import Pool, answer_by_key, get
 
 LIVE_SECRET = "svc_sk_live_" + "a" * 24
 TEST_SECRET = "svc_sk_test_" + "b" * 24
@@ -75,16 +75,8 @@ def test_keys_the_service_refused_never_reach_the_live_pool(proxy_for):
         "svc_sk_live_" + "n" * 24: (429, ADDRESS),
         "svc_sk_live_" + "o" * 24: (404, {}),
     }
-
-    def answers(name):
-        def answer(headers):
-            key = headers.get("authorization", "").removeprefix("Bearer ")
-            status, extra = refused.get(key, (200, {}))
-            return status, extra, name
-
-        return answer
-
-    live, test = Pool("live", answers("live")), Pool("test", answers("test"))
+    live = Pool("live", answer_by_key("live", refused))
+    test = Pool("test", answer_by_key("test", refused))
     try:
         port = proxy_for(live, test).port
         for key in refused:
