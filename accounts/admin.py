@@ -1,12 +1,13 @@
 from django import forms
 from django.contrib import admin
+from django.db import transaction
 from django.template.response import TemplateResponse
 from django.utils.cache import add_never_cache_headers
 
 from accounts.models import ApiKey, Merchant
 from accounts.services import api_key_issue, api_key_revoke
-from backoffice.extensions import ExtensibleAdmin
-from backoffice.toolkit import GuardedActionsAdmin, confirmed_action, user_may
+from backoffice.toolkit import GuardedActionsAdmin, ObjectActionsAdmin, confirmed_action, user_may
+from infra import revision
 
 # The app list beside every page took 300 px from the lists (issue 24 item 4: they must fit
 # 1,280 px); the home page and the breadcrumbs still lead everywhere.
@@ -41,13 +42,29 @@ class ApiKeyInline(admin.TabularInline):
 
 
 @admin.register(Merchant)
-class MerchantAdmin(ExtensibleAdmin):
-    """payments adds the merchant's routes and checks its pricing (payments/admin.py)."""
+class MerchantAdmin(ObjectActionsAdmin):
+    """payments adds the merchant's routes and checks its pricing (payments/admin.py);
+    sandbox its test-data reset button (sandbox/admin.py)."""
 
     list_display = ("id", "name", "email", "transaction_limit", "created")
     search_fields = ("id", "name", "email")
     readonly_fields = ("id", "created")
     inlines = [ApiKeyInline]
+
+    # Each process caches the merchant with its keys (accounts/keycache.py). The change and
+    # delete views run in a transaction; the delete action does not.
+    def save_model(self, request, obj, form, change):
+        super().save_model(request, obj, form, change)
+        revision.changed()
+
+    def delete_model(self, request, obj):
+        super().delete_model(request, obj)
+        revision.changed()
+
+    def delete_queryset(self, request, queryset):
+        with transaction.atomic():
+            super().delete_queryset(request, queryset)
+            revision.changed()
 
 
 class IssueKeyForm(forms.ModelForm):

@@ -1,25 +1,26 @@
-"""Bearer API-key authentication (spec "Authentication").
+"""Bearer API-key authentication (spec "Authentication"): step 3 of admission/pipeline.py.
 
 Missing, malformed, unknown, revoked or expired -> 401 `authentication_error`. On success the
 request carries `merchant`, `api_key`, `livemode` and `api_version` (the version in force).
 
-A caller without a valid secret key pays its client address's bucket (api.ratelimit, docs/
-request-safety.md "Callers without a secret key"): no key, a malformed or publishable one
+A caller without a valid secret key pays its client address's bucket (admission.address,
+docs/admission.md "Callers without a secret key"): no key, a malformed or publishable one
 before the lookup, a secret-shaped one that fails after it; and while that bucket is empty,
-a secret-shaped key the key cache does not know is refused before the database is asked, and
-before the URL is resolved or DRF runs (`RefusedAddressMiddleware`).
+a secret-shaped key the key cache does not know is refused before the database is asked (and,
+by step 2 of the pipeline, which asks `knows_without_a_query`, before the URL is resolved or
+DRF runs).
 """
 
 from django.conf import settings
 from django.utils import timezone
 from rest_framework.authentication import BaseAuthentication
 
-from accounts import keycache, keys
+from accounts import keycache, keyfilter, keys
 from accounts.keys import KEY_RE
 from accounts.services import api_key_find, api_key_touch
-from api.errors import AuthenticationFailed, RateLimited
-from api.middleware import error_response
-from api.ratelimit import refuse_over_address_limit, refuse_refused_address
+from admission.address import refuse_over_address_limit, refuse_refused_address
+from admission.unknown_keys import count_unknown_key
+from api.errors import AuthenticationFailed
 from api.versioning import version_in_force
 
 
@@ -50,6 +51,8 @@ class ApiKeyAuthentication(BaseAuthentication):
         if paid:
             refuse_over_address_limit(request)
         api_key = api_key_find(token, before_query=lambda: refuse_refused_address(request))
+        if api_key is None and keys.is_well_formed(token):
+            count_unknown_key()  # looked up and not found: the fleet's bound on made-up keys
         failure = _failure(api_key)
         if failure is not None:
             if not paid:
@@ -67,6 +70,34 @@ class ApiKeyAuthentication(BaseAuthentication):
     def authenticate_header(self, request):
         return 'Bearer realm="api"'
 
+    @staticmethod
+    def knows_without_a_query(request) -> bool:
+        """The request's secret key is in the key cache (valid, or revoked or expired:
+        `authenticate` decides): one HMAC and a dict lookup. Admission's step 2 asks it."""
+        token = _token_or_none(request)
+        return token is not None and token.startswith("svc_sk_") and _cached(token)
+
+    @staticmethod
+    def surely_no_key(request) -> bool:
+        """The request's key, well formed, is no stored key: not in the key cache (a key in
+        use costs no more) and not in accounts.keyfilter (one HMAC per pepper, the revision's
+        read, no query for the key). Admission's step 2b asks it while made-up keys flood."""
+        token = _token_or_none(request)
+        return token is not None and not _cached(token) and keyfilter.surely_no_key(token)
+
+
+def _token_or_none(request) -> str | None:
+    try:
+        return bearer_token(request)
+    except AuthenticationFailed:
+        return None
+
+
+def _cached(token: str) -> bool:
+    return keys.is_well_formed(token) and keycache.lookups.holds(
+        keys.hash_key(token, settings.API_KEY_PEPPER)
+    )
+
 
 def _failure(api_key) -> AuthenticationFailed | None:
     if api_key is None:
@@ -76,37 +107,3 @@ def _failure(api_key) -> AuthenticationFailed | None:
     if api_key.expires_at is not None and api_key.expires_at <= timezone.now():
         return AuthenticationFailed("This API key has expired.", code="api_key_expired")
     return None
-
-
-class RefusedAddressMiddleware:
-    """While this process knows a client address's bucket to be empty, its `/v1` requests are
-    refused here (429, as authentication would refuse them) unless they present a secret key
-    the key cache holds: a flood of made-up keys then costs no URL resolution, no DRF and
-    none of the middleware below this one. Preflights are answered as before (they carry no
-    key); an unknown path from that address is 429 rather than 404."""
-
-    def __init__(self, get_response):
-        self.get_response = get_response
-
-    def __call__(self, request):
-        if request.path.startswith("/v1/") and request.method != "OPTIONS":
-            if not _presents_a_cached_secret_key(request):
-                try:
-                    refuse_refused_address(request)
-                except RateLimited as refusal:
-                    return error_response(refusal, request)
-        return self.get_response(request)
-
-
-def _presents_a_cached_secret_key(request) -> bool:
-    """The key may be served without a query (valid, or revoked or expired: authentication
-    decides): one HMAC and a dict lookup."""
-    try:
-        token = bearer_token(request)
-    except AuthenticationFailed:
-        return False
-    if token is None or not token.startswith("svc_sk_"):
-        return False
-    return keys.is_well_formed(token) and keycache.lookups.holds(
-        keys.hash_key(token, settings.API_KEY_PEPPER)
-    )

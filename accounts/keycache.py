@@ -4,8 +4,8 @@
 An entry holds the key-and-merchant row as the database returned it, with the key's
 last_used_at; each request builds fresh instances from it, so nothing one request changes is
 seen by another. Entries live under the configuration revision (infra/revision.py), which every
-committed change to a key or a merchant replaces in its own transaction
-(accounts/migrations/0003). `API_KEY_CACHE` off: nothing is cached.
+write to a key or a merchant changes in its own transaction (`revision.changed()` in
+accounts/services.py and the merchant admin). `API_KEY_CACHE` off: nothing is cached.
 """
 
 from infra.revision import RevisionCache

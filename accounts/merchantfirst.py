@@ -18,6 +18,7 @@ from django.contrib.admin.views.main import (
 from django.http import HttpResponseBadRequest, HttpResponseRedirect
 from django.utils import timezone
 from django.utils.dateparse import parse_date, parse_datetime
+from django.utils.html import format_html
 
 from accounts.models import Merchant
 from api.ids import created_window, is_id
@@ -137,6 +138,7 @@ class MerchantFirstAdmin(admin.ModelAdmin):
 
 @admin.display(description="merchant", ordering="merchant__name")
 def merchant_name(obj) -> str:
-    """The merchant's name alone in a list (its id is in the merchant filter and on the page):
-    "name (mch_…)" took 300 px of a list that must fit 1,280."""
-    return obj.merchant.name
+    """The merchant's name, its id below it in small type (two merchants may share a name;
+    the id is what the merchant filter and the search box take): "name (mch_…)" on one line
+    took 300 px of a list that must fit 1,280."""
+    return format_html("{}<br><small>{}</small>", obj.merchant.name, obj.merchant_id)

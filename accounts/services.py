@@ -11,6 +11,7 @@ from django.utils import timezone
 
 from accounts import keycache, keys
 from accounts.models import ApiKey, Merchant
+from infra import revision
 from infra.rows import Columns, ModelRows
 
 LAST_USED_RESOLUTION = datetime.timedelta(minutes=1)
@@ -28,6 +29,7 @@ class NewMerchant:
     keys: dict  # {"test": {"secret": IssuedKey, "publishable": IssuedKey}, "live": {...}}
 
 
+@transaction.atomic(savepoint=False)  # the key and the revision commit together
 def api_key_issue(
     *, merchant: Merchant, kind: str, livemode: bool, expires_at: datetime.datetime | None = None
 ) -> IssuedKey:
@@ -42,6 +44,7 @@ def api_key_issue(
         last4=secret[-4:],
         expires_at=expires_at,
     )
+    revision.changed()
     return IssuedKey(api_key=api_key, secret=secret)
 
 
@@ -49,6 +52,7 @@ def api_key_issue(
 def merchant_create(*, name: str, email: str) -> NewMerchant:
     """A merchant with its four keys: secret and publishable, in test and live mode."""
     merchant = Merchant.objects.create(name=name, email=email)
+    revision.changed()
     issued = {
         mode: {
             kind: api_key_issue(merchant=merchant, kind=kind, livemode=mode == "live")
@@ -68,6 +72,7 @@ def api_key_revoke(*, api_key: ApiKey) -> ApiKey:
         if locked.revoked_at is None:
             locked.revoked_at = timezone.now()
             locked.save(update_fields=["revoked_at"])
+            revision.changed()
     api_key.refresh_from_db()
     return api_key
 
@@ -87,7 +92,7 @@ def api_key_find(secret: str, *, before_query: Callable[[], None] | None = None)
     if before_query is not None and not keycache.lookups.holds(current_hash):
         before_query()  # never cached here (a made-up key): refused before any query at all
         before_query = None
-    revision, cached = keycache.lookups.get(current_hash)  # read before the database's row
+    read_under, cached = keycache.lookups.get(current_hash)  # read before the database's row
     if cached is not None:
         row, last_used_at = cached
         api_key = _key_with_merchant_from(row)
@@ -102,9 +107,11 @@ def api_key_find(secret: str, *, before_query: Callable[[], None] | None = None)
     if api_key.pepper_version != settings.API_KEY_PEPPER_VERSION:
         api_key.key_hash = current_hash
         api_key.pepper_version = settings.API_KEY_PEPPER_VERSION
-        api_key.save(update_fields=["key_hash", "pepper_version"])  # bumps: not worth caching
+        with transaction.atomic():  # the revision changes: not worth caching
+            api_key.save(update_fields=["key_hash", "pepper_version"])
+            revision.changed()
     else:
-        keycache.lookups.put(current_hash, revision, (row, api_key.last_used_at))
+        keycache.lookups.put(current_hash, read_under, (row, api_key.last_used_at))
     return api_key
 
 
@@ -137,7 +144,9 @@ def _key_with_merchant_from(row: tuple) -> ApiKey:
 
 
 def api_key_touch(api_key: ApiKey) -> None:
-    """Record use, at most once a minute per key so authentication stays a read."""
+    """Record use, at most once a minute per key so authentication stays a read. The
+    revision is not changed: nothing decides on `last_used_at`, and the cached entry is
+    kept in step by `keycache.touched`."""
     now = timezone.now()
     if api_key.last_used_at and now - api_key.last_used_at < LAST_USED_RESOLUTION:
         return

@@ -4,7 +4,8 @@ scan, api.carddata, and the log filter, api.logfilters, share this one rule).
 The rules are written out in docs/request-safety.md ("Raw-card guard"): a card number is
 written as card numbers are printed and typed: 13-19 digits in one group, or in the groups of
 a card layout (4-4-4-4, 4-4-4-4-3 and shorter last groups, 4-6-5, 4-6-4) with one separator
-throughout (a space, a tab, 2-4 blanks, a line break, `-`, `.`, `/` or `_`), and it passes the
+throughout (a space, a tab, 2-4 blanks, a line break, `-`, `.`, `/`, `_`, `,`, `+` or `:`), and
+it passes the
 Luhn check. Digits and separators are compared after NFKC (full-width digits, no-break
 spaces), every dash as `-`, an invisible separator (soft hyphen, zero-width space) as `-` too
 and a Unicode line separator as a line break; a group glued to a letter or a digit belongs to
@@ -25,18 +26,25 @@ REDACTED = "[redacted]"
 CARD_MIN_DIGITS = 13
 
 # Blocks holding every character whose NFKC form is one ASCII digit or separator (a test
-# checks against all of Unicode): full-width forms, superscripts, no-break and thin spaces.
+# checks against all of Unicode): full-width forms, superscripts, no-break and thin spaces,
+# vertical and small forms, the Hebrew alternative plus sign.
 _COMPATIBILITY_BLOCKS = (
     range(0x00A0, 0x00BA),
     range(0x2000, 0x2090),
     range(0x2460, 0x24EB),
     range(0x3000, 0x3001),
+    range(0xFB29, 0xFB2A),
+    range(0xFE10, 0xFE20),
     range(0xFE30, 0xFE70),
     range(0xFF00, 0xFF40),
     range(0x1D7CE, 0x1D800),
     range(0x1FBF0, 0x1FBFA),
 )
-_SEPARATORS = " \t-./_"
+# The separators of one character (blanks and line breaks, which also come in runs, apart);
+# `,`, `+` (a form-encoded space) and `:` since issue 35.
+_ONE_CHARACTER = "-./_,+:"
+_SEPARATORS = " \t" + _ONE_CHARACTER
+_ONE_CHARACTER_CLASS = re.escape(_ONE_CHARACTER)  # inside `[...]`
 # Separators NFKC leaves as they are (issue 20: each let a card through): every dash
 # (Unicode's Pd, and the minus sign) reads as `-`; characters that show nothing, soft hyphen,
 # zero-width space, joiners, word joiner, byte-order mark, as `-` too (a separator that
@@ -91,7 +99,7 @@ def _comparable(text: str) -> str:
 
 # A line break, `\n`, `\r\n` or `\r`, is a separator too: a number typed or pasted over
 # lines (issue 20). Five blanks or more are not: docs/request-safety.md "Accepted misses".
-_SEP = r"(?:[-./_\n]|\r\n?+|[ \t]{1,4}+)"
+_SEP = rf"(?:[{_ONE_CHARACTER_CLASS}\n]|\r\n?+|[ \t]{{1,4}}+)"
 _EDGE = r"(?![0-9A-Za-z])"  # a group ends where no digit or letter follows
 
 # Card layouts with one separator throughout (`s`). `fifth` is the short group after
@@ -109,10 +117,10 @@ _LAYOUT = (
 # which keeps the candidates to a few per run however long it is. (`run_starts` marks a
 # layout at the start of its run; one that starts anywhere else must end the run.)
 _RUN_STARTS_HERE = (
-    r"(?<![0-9][-./_\t \n\r])(?<![0-9]\r\n)"
+    rf"(?<![0-9][{_ONE_CHARACTER_CLASS}\t \n\r])(?<![0-9]\r\n)"
     r"(?<![0-9][ \t]{2})(?<![0-9][ \t]{3})(?<![0-9][ \t]{4})"
 )
-_RUN_ENDS_HERE = r"(?![-./_\n\r][0-9])(?!\r\n[0-9])(?![ \t]{1,4}+[0-9])"
+_RUN_ENDS_HERE = rf"(?![{_ONE_CHARACTER_CLASS}\n\r][0-9])(?!\r\n[0-9])(?![ \t]{{1,4}}+[0-9])"
 # Each match takes the character before its window, which is no digit or letter: a pattern
 # that starts with a character class is searched for by a C loop that skips every other
 # character, where a lookbehind starts a match attempt at every position. Windows start at
@@ -143,8 +151,8 @@ def _digits_of(candidates: list[str]) -> list[bytes]:
     """Each candidate's digits, its separators dropped: in one pass over all of them."""
     if not candidates:
         return []
-    joined = ",".join(candidates).encode("ascii")  # ASCII: CARD_SHAPED matches ASCII only
-    return joined.translate(None, _SEPARATOR_BYTES).split(b",")
+    joined = "|".join(candidates).encode("ascii")  # ASCII: CARD_SHAPED matches ASCII only
+    return joined.translate(None, _SEPARATOR_BYTES).split(b"|")  # `|`: no separator
 
 
 _DIGIT_VALUES = bytes.maketrans(b"0123456789", bytes(range(10)))

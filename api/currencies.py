@@ -76,3 +76,26 @@ def format_amount(minor_units: int, currency: str) -> str:
     """12000, "eur" -> "120.00 EUR": how a person reads an amount (the API keeps minor units)."""
     exponent = CURRENCY_EXPONENTS.get(currency, 0)
     return f"{Decimal(minor_units).scaleb(-exponent):,.{exponent}f} {currency.upper()}"
+
+
+class AmountNotReadable(ValueError):
+    """A typed amount that is not one in the currency's major units; the message says why."""
+
+
+def parse_amount(typed: str, currency: str) -> int:
+    """ "5.99", "eur" -> 599: what a person types (major units, a point for decimals, at most
+    the currency's exponent of them) in the minor units the API keeps. "5,99" is refused
+    rather than guessed: a decimal comma and a thousands separator look the same."""
+    exponent, code = CURRENCY_EXPONENTS.get(currency, 0), currency.upper()
+    text = typed.strip()
+    example = f"{Decimal(1234567).scaleb(-exponent):.{exponent}f}"
+    if not text or any(c not in "0123456789." for c in text) or text.count(".") > 1:
+        raise AmountNotReadable(
+            f"Type the amount in {code} with digits and a point for decimals, like {example} "
+            "(no thousands separators, no sign)."
+        )
+    amount = Decimal(text)
+    if -amount.as_tuple().exponent > exponent:
+        allowed = f"at most {exponent} decimals" if exponent else "no decimals"
+        raise AmountNotReadable(f"{code} amounts have {allowed}: {text} has more.")
+    return int(amount.scaleb(exponent))

@@ -4,6 +4,7 @@ and turned into `{"error": {...}}` by one handler. Views never build error bodie
 
 import math
 
+from django.core.exceptions import ObjectDoesNotExist
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.http import Http404
 from rest_framework import exceptions as drf
@@ -47,6 +48,7 @@ class ServiceError(Exception):
         code: str | None = None,
         param: str | None = None,
         decline_code: str | None = None,
+        payment: str | None = None,
         headers: dict | None = None,
     ):
         super().__init__(message)
@@ -54,6 +56,7 @@ class ServiceError(Exception):
         self.code = code or self.default_code
         self.param = param
         self.decline_code = decline_code
+        self.payment = payment  # the id of the payment a decline or failure was kept as
         self.headers = headers or {}
 
     def envelope(self, request_id: str | None) -> dict:
@@ -61,6 +64,8 @@ class ServiceError(Exception):
         body = {"type": self.type, "code": self.code, "message": message, "param": param}
         if self.decline_code is not None:
             body["decline_code"] = self.decline_code
+        if self.payment is not None:
+            body["payment"] = self.payment
         body["request_id"] = request_id
         return {"error": body}
 
@@ -153,7 +158,9 @@ def as_service_error(exc: Exception, request=None) -> ServiceError | None:
         return AuthenticationFailed(str(exc.detail))
     if isinstance(exc, (drf.PermissionDenied, DjangoPermissionDenied)):
         return AuthorizationFailed("This API key may not perform this request.")
-    if isinstance(exc, (drf.NotFound, Http404)):
+    # ObjectDoesNotExist: a row deleted while the request waited for its lock (a test-data
+    # reset, docs/sandbox.md) is missing, as if it had never existed.
+    if isinstance(exc, (drf.NotFound, Http404, ObjectDoesNotExist)):
         return not_found()
     if isinstance(exc, drf.MethodNotAllowed):
         method = getattr(request, "method", "?")

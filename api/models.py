@@ -45,7 +45,7 @@ class IdempotencyRecord(models.Model):
 class RequestLogEntry(models.Model):
     """One `/v1` request of one merchant, as `GET /v1/request-logs` shows it (docs/request-log.md).
 
-    Written in batches by a background thread (api.requestlog.RequestLogWriter), never on the
+    Written in batches by a background thread (api.request_recorder.RequestLogWriter), never on the
     request's own path. Bodies are never kept; the path and the Idempotency-Key are kept in
     their redacted form (card-shaped and key-shaped strings masked).
     """
@@ -61,7 +61,18 @@ class RequestLogEntry(models.Model):
     error_code = models.CharField(max_length=64, null=True, blank=True)
     idempotency_key = models.CharField(max_length=255, null=True, blank=True)
     replayed = models.BooleanField(default=False)
+    # A replay's answer carries the original request's X-Request-Id, the id its client holds:
+    # kept here so that id finds the replay too (docs/request-log.md "Replays"). Nullable:
+    # adding it rewrites nothing.
+    replay_of = models.CharField(max_length=64, null=True, blank=True)
+    # What a test-mode failure profile injected in this answer ("error", "rate_limited"), if
+    # it did. Nullable: adding it rewrites nothing (docs/production.md "Upgrading").
+    injected = models.CharField(max_length=16, null=True, blank=True)
     api_version = models.CharField(max_length=16, null=True, blank=True)
+    # On the last refused publishable-key request kept in its minute: how many more of that
+    # minute were left out (docs/request-log.md "Refused publishable-key requests"). Nullable:
+    # adding it rewrites nothing.
+    omitted_after = models.PositiveIntegerField(null=True, blank=True)
     duration_ms = models.FloatField()
     created = models.DateTimeField()
 
@@ -74,6 +85,12 @@ class RequestLogEntry(models.Model):
                 fields=["merchant_id", "livemode", "idempotency_key"],
                 condition=models.Q(idempotency_key__isnull=False),
                 name="requestlog_idempotency_key",
+            ),
+            # `request_id=` finds the replays that carried it: a few rows, written only for them.
+            models.Index(
+                fields=["merchant_id", "livemode", "replay_of"],
+                condition=models.Q(replay_of__isnull=False),
+                name="requestlog_replay_of",
             ),
             # `status=4xx`, `5xx` or `402`: the few failed requests among a month of them,
             # not a walk of every entry (docs/data.md). Written only for failed requests.

@@ -73,6 +73,11 @@ class ErrorBody(serializers.Serializer):
     message = serializers.CharField(max_length=MAX_MESSAGE_CHARS)
     param = serializers.CharField(allow_null=True, max_length=MAX_PARAM_CHARS)
     decline_code = serializers.CharField(required=False, help_text="Only on card_error.")
+    payment = serializers.CharField(
+        required=False,
+        help_text="The id of the payment a decline (402) or a failure (422 `payment_failed`) "
+        "was kept as. Not in the spec (additive).",
+    )
     request_id = serializers.CharField(allow_null=True)
 
 

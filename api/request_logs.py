@@ -7,6 +7,7 @@ carries no body: the path and the Idempotency-Key are kept redacted, as the logs
 
 import datetime
 
+from django.db.models import Q
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
 from rest_framework.response import Response
@@ -39,8 +40,23 @@ class RequestLog(serializers.Serializer):
     )
     idempotency_key = serializers.CharField(allow_null=True)
     idempotent_replayed = serializers.BooleanField()
+    replay_of = serializers.CharField(
+        allow_null=True,
+        help_text="For a replay: the X-Request-Id its answer carried (the original request's); "
+        "null otherwise.",
+    )
+    injected = serializers.CharField(
+        allow_null=True,
+        help_text="Test mode: what the failure profile injected in this answer (`error`, "
+        "`rate_limited`), or null for a real answer.",
+    )
     key_id = serializers.CharField(help_text="The API key used (its id, never the key).")
     api_version = serializers.CharField(allow_null=True)
+    omitted_after = serializers.IntegerField(
+        allow_null=True,
+        help_text="On the last refused request made with a publishable key kept in its minute: "
+        "how many more such refusals of that minute were left out of the log; null otherwise.",
+    )
     duration_ms = serializers.FloatField()
     livemode = serializers.BooleanField()
     created = serializers.DateTimeField()
@@ -57,8 +73,11 @@ def entry_to_dict(entry: RequestLogEntry) -> dict:
         "error": error,
         "idempotency_key": entry.idempotency_key,
         "idempotent_replayed": entry.replayed,
+        "replay_of": entry.replay_of,
+        "injected": entry.injected,
         "key_id": entry.key_id,
         "api_version": entry.api_version,
+        "omitted_after": entry.omitted_after,
         "duration_ms": entry.duration_ms,
         "livemode": entry.livemode,
         "created": format_timestamp(entry.created),
@@ -139,7 +158,11 @@ class RequestLogList(ServiceAPIView):
                 "created[lte]", QUERY_STRING, description="Its whole second included."
             ),
             OpenApiParameter("idempotency_key", QUERY_STRING),
-            OpenApiParameter("request_id", QUERY_STRING, description="An X-Request-Id."),
+            OpenApiParameter(
+                "request_id",
+                QUERY_STRING,
+                description="An X-Request-Id: the request's entry and the replays that carried it.",
+            ),
         ],
         responses={200: list_of(RequestLog, "RequestLogList")},
     )
@@ -148,7 +171,10 @@ class RequestLogList(ServiceAPIView):
         window = created_window(
             "req", filters.pop("created__gte", None), filters.pop("created__lt", None)
         )
+        held_id = filters.pop("id", None)
         entries = RequestLogEntry.objects.filter(
             window, merchant_id=request.merchant.id, livemode=request.livemode, **filters
         )
+        if held_id is not None:  # what a client holds: the original's id, which replays carry
+            entries = entries.filter(Q(id=held_id) | Q(replay_of=held_id))
         return Response(self.paginated(entries, id_prefix="req", serialize=entry_to_dict))

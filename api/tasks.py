@@ -1,7 +1,7 @@
 from celery import shared_task
 
 from api.idempotency import idempotency_records_purge
-from api.requestlog import request_log_purge
+from api.request_recorder import request_log_purge
 
 
 @shared_task

@@ -5,7 +5,7 @@ from django.http import HttpResponse
 from django.views.decorators.csrf import csrf_exempt
 from rest_framework.views import APIView
 
-from api import budgets, metrics
+from api import metrics
 from api.carddata import refuse_raw_card_data
 from api.errors import ApiFailure, ServiceError, ValidationFailed, unrecognized_url
 from api.idempotency import (
@@ -66,8 +66,8 @@ class ServiceAPIView(APIView):
     """Thin views: parse with a serializer, call one service, render.
 
     Every view gets, in this order (ARCHITECTURE.md "How a request flows"): authentication
-    and permissions, the per-key rate limit (DRF throttle `api.ratelimit.ApiKeyRateLimit`),
-    the merchant's concurrency budget (`api.budgets.admit`), the body-size limit, the
+    and permissions, the per-key rate limit and the merchant's concurrency budget (DRF
+    throttle `admission.pipeline.KeyLimits`: admission's steps 4 and 5), the body-size limit, the
     raw-card guard on the raw body, then idempotent replay, before the handler runs; a GET,
     HEAD or DELETE with a body is refused instead, unread. Class attributes read by the shared
     request machinery:
@@ -78,7 +78,7 @@ class ServiceAPIView(APIView):
     - `stored_response_cipher`: responses kept for replay are encrypted with it (views whose
       responses show a secret: webhook endpoint create and roll-secret);
     - `budget_cost`: units of the merchant's concurrency budget a request holds while it runs
-      (api.budgets; its body's size adds more).
+      (admission.budgets; its body's size adds more).
     """
 
     allow_publishable_key = False
@@ -87,12 +87,10 @@ class ServiceAPIView(APIView):
     ignores_idempotency_key = False
     stored_response_cipher: BodyCipher | None = None
     budget_cost = 1
-    _budget: budgets.Hold | None = None  # set by initial(), given back by dispatch()
     _held_claim: Claim | None = None  # set by initial() when this request claimed its key
 
     def initial(self, request, *args, **kwargs):
-        super().initial(request, *args, **kwargs)  # authentication, permissions, rate limit
-        self._budget = budgets.admit(request, self)  # before the body is read
+        super().initial(request, *args, **kwargs)  # authentication, permissions, admission
         refuse_overlong_query_values(request)
         if request.method in BODYLESS_METHODS:
             refuse_any_body(request)
@@ -176,9 +174,6 @@ class ServiceAPIView(APIView):
             if self._held_claim is not None:
                 idempotency_release(self._held_claim)
             raise
-        finally:
-            if self._budget is not None:
-                self._budget.release()
         return response
 
     def answer_preflight(self, request):

@@ -1,7 +1,8 @@
 """A model's admin page is registered once, by the room that owns the model; a higher room adds
 to it here (it may import the lower room, never the other way): the payment's page gets the
 refunds inline, the Refund button and the timeline from `refunds`, the merchant's page its
-routes and pricing check from `payments`. Each room's admin.py calls `extend_admin` when the
+routes and pricing check from `payments`, the payment's and refund's processor references from
+`processors`. Each room's admin.py calls `extend_admin` when the
 admin autodiscovers it, before any page is served; the page reads its additions at request
 time, so neither INSTALLED_APPS order nor import order changes what it shows."""
 
@@ -17,6 +18,8 @@ class AdminExtension:
     object_actions: tuple = ()  # backoffice.toolkit.ObjectAction, offered before the page's own
     form_mixins: tuple[type, ...] = ()  # e.g. a clean_<field> the owning room cannot write
     hidden_fields: tuple[str, ...] = ()  # the page's own fields an addition replaces
+    # Read-only fields added below the page's own: callables of the object (admin.display).
+    readonly_fields: tuple[Callable, ...] = ()
     change_form_template: str | None = None
     context: Callable | None = None  # (request, obj) -> extra context of the object's page
 
@@ -42,7 +45,14 @@ class ExtensibleAdmin(admin.ModelAdmin):
 
     def get_fields(self, request, obj=None):
         hidden = self.extended("hidden_fields")
-        return [field for field in super().get_fields(request, obj) if field not in hidden]
+        fields = [field for field in super().get_fields(request, obj) if field not in hidden]
+        return [
+            *fields,
+            *(field for field in self.extended("readonly_fields") if field not in fields),
+        ]
+
+    def get_readonly_fields(self, request, obj=None):
+        return [*super().get_readonly_fields(request, obj), *self.extended("readonly_fields")]
 
     def get_form(self, request, obj=None, **kwargs):
         mixins = self.extended("form_mixins")

@@ -75,9 +75,10 @@ class ConfirmForm(forms.Form):
 
     typed = forms.CharField(required=False, label=f'Type "{LIVE_WORD}" to confirm')
 
-    def __init__(self, *args, live: bool, **kwargs):
+    def __init__(self, *args, live: bool, obj=None, **kwargs):
         super().__init__(*args, **kwargs)
         self.live = live
+        self.obj = obj  # the object of an object's action, for inputs that depend on it
         if not live:
             del self.fields["typed"]
 
@@ -213,7 +214,7 @@ class ObjectActionsAdmin(GuardedActionsAdmin, ExtensibleAdmin):
         if obj is None:
             raise Http404
         data = request.POST if request.method == "POST" else None
-        form = action.form(data, live=bool(getattr(obj, "livemode", False)))
+        form = action.form(data, live=bool(getattr(obj, "livemode", False)), obj=obj)
         if form.is_valid():
             try:
                 message = action.perform(request, obj, form.cleaned_data)

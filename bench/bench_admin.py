@@ -105,7 +105,7 @@ def main() -> None:
     from django.test import Client
 
     User.objects.filter(username="bench").delete()
-    User.objects.create_superuser("bench", "bench@example.test", "pw")
+    User.objects.create_superuser("bench", "bench@example.test", "a long and unlikely passphrase")
     client = Client()
     client.force_login(User.objects.get(username="bench"))
     middle = f"pay_{args.payments // 2:026d}"

@@ -10,11 +10,15 @@ and every process under it), PostgreSQL's backends on the bench database, the lo
 and the whole machine, read `--settle` seconds after the load stops (background writes
 counted). Of these figures the app's CPU per create moves least with other load on the
 machine (it still rises with it: shared cores and caches).
+`--live` adds, at each concurrency, live creates through the Stripe connector with localstripe
+(tests/support/localstripe.py) as Stripe: the same load on live tokens made at the emulator, its
+process's CPU per create measured apart (docs/processors.md "Cost of a live create").
 `--profile N` also profiles N payments in-process and prints where the time goes. `--json FILE`
 writes the figures for bench/ab.py, which alternates two checkouts or settings.
 
     make bench                                   # every bench/bench_*.py
     .venv/bin/python bench/bench_payments.py --seconds 5 --concurrency 1 8 32
+    .venv/bin/python bench/bench_payments.py --live --seconds 5 --concurrency 1 8
     .venv/bin/python bench/bench_payments.py --app ../before   # another checkout, this venv
 
 BENCH_DATABASE_URL (a database it may drop and recreate) and BENCH_REDIS_URL default to the local
@@ -22,8 +26,10 @@ servers (PostgreSQL through its Unix socket when it has one).
 """
 
 import argparse
+import contextlib
 import json
 import os
+import re
 import socket
 import statistics
 import subprocess
@@ -32,15 +38,20 @@ import threading
 import time
 import uuid
 from collections import Counter, defaultdict
+from dataclasses import dataclass
 from functools import partial
 from http.client import HTTPConnection
 from multiprocessing import get_context
 from pathlib import Path
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit
 
 import psycopg
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))  # api.ids for the floor; the suite's localstripe launcher
+
+from tests.support.localstripe import Emulator, running_localstripe  # noqa: E402
+
 PYTHON = str(ROOT / ".venv" / "bin" / "python")
 LOCAL_SOCKET_DIR = Path("/var/run/postgresql")
 
@@ -91,7 +102,10 @@ def service_env(args) -> dict:
         # Throughput, not the limiter, is measured: lift the per-key limits out of the way.
         "API_RATE_LIMIT_TEST_RATE": "1000000",
         "API_RATE_LIMIT_TEST_BURST": "1000000",
+        "API_RATE_LIMIT_LIVE_RATE": "1000000",
+        "API_RATE_LIMIT_LIVE_BURST": "1000000",
         "API_CONCURRENCY_TEST": "1000000",  # the budget is still taken and given back
+        "API_CONCURRENCY_LIVE": "1000000",
         "API_LOAD_SHEDDING": "false",  # one merchant's load is the point, not a neighbour's
         "WEBHOOK_ALLOWED_NETWORKS": "127.0.0.0/8",  # for --subscribed
     }
@@ -117,28 +131,51 @@ def manage(env: dict, *argv: str) -> str:
 
 
 SETUP_TOKENS = """
-import sys, django
+import sys, datetime, django
 django.setup()
 from django.utils import timezone
-import datetime
 from accounts.models import Merchant
 from payments.models import Token
-from sandbox.services import card_fingerprint
-merchant = Merchant.objects.get(pk=sys.argv[1])
+merchant, count = Merchant.objects.get(pk=sys.argv[1]), int(sys.argv[2])
 now = timezone.now()
-fingerprint = card_fingerprint(merchant=merchant, number="4242424242424242")
-tokens = [Token(merchant=merchant, livemode=False, type="card", brand="visa", last4="4242",
-                bin="424242", exp_month=12, exp_year=2099, fingerprint=fingerprint,
-                planned_outcome="approved", created=now,
-                expires_at=now + datetime.timedelta(hours=2)) for _ in range(int(sys.argv[2]))]
-Token.objects.bulk_create(tokens, batch_size=2000)
+card = {"type": "card", "brand": "visa", "last4": "4242", "exp_month": 12, "exp_year": 2099,
+        "created": now, "expires_at": now + datetime.timedelta(hours=2)}
+
+def test_tokens():
+    from sandbox.services import card_fingerprint
+    fingerprint = card_fingerprint(merchant=merchant, number="4242424242424242")
+    tokens = [Token(merchant=merchant, livemode=False, bin="424242", fingerprint=fingerprint,
+                    planned_outcome="approved", **card) for _ in range(count)]
+    return Token.objects.bulk_create(tokens, batch_size=2000)
+
+def live_tokens(account_id):
+    # As the hosted fields leave them: the card went to the processor only (its payment
+    # method), we keep a Token and the link to that payment method.
+    from processors.models import ConnectorAccount, ProcessorObject
+    from processors.stripe.client import stripe_client
+    account = ConnectorAccount.objects.get(pk=account_id)
+    params = {"type": "card", "card": {"number": "4242424242424242", "exp_month": 12,
+                                       "exp_year": 2099, "cvc": "123"}}
+    methods = [stripe_client(account).v1.payment_methods.create(params=params)
+               for _ in range(count)]
+    tokens = [Token(merchant=merchant, livemode=True, bin="", fingerprint=m.card.fingerprint,
+                    planned_outcome="", **card) for m in methods]
+    Token.objects.bulk_create(tokens, batch_size=2000)
+    ProcessorObject.objects.bulk_create(
+        [ProcessorObject(kind="token", our_id=t.id, account=account, processor_id=m.id)
+         for t, m in zip(tokens, methods)], batch_size=2000)
+    return tokens
+
+tokens = live_tokens(sys.argv[3]) if sys.argv[3:] else test_tokens()
 print("\\n".join(t.id for t in tokens))
 """
 
 
-def create_tokens(env: dict, merchant_id: str, count: int) -> list[str]:
+def create_tokens(env: dict, merchant_id: str, count: int, account_id: str = "") -> list[str]:
+    """`count` unused card tokens of the merchant, in one process: test ones, or with
+    `account_id` live ones made at that connector account (one payment method each)."""
     done = subprocess.run(
-        [PYTHON, "-c", SETUP_TOKENS, merchant_id, str(count)],
+        [PYTHON, "-c", SETUP_TOKENS, merchant_id, str(count), *filter(None, [account_id])],
         cwd=env["PYTHONPATH"],
         env=env,
         capture_output=True,
@@ -146,6 +183,35 @@ def create_tokens(env: dict, merchant_id: str, count: int) -> list[str]:
         check=True,
     )
     return done.stdout.split()
+
+
+@dataclass
+class Live:
+    """The live side (--live): the merchant's connector account at the emulator, and it."""
+
+    account_id: str
+    emulator: Emulator
+
+
+def go_live(env: dict, merchant_id: str, emulator_url: str) -> str:
+    """A connector account of the merchant whose API is the emulator, and its live card route
+    in EUR, through the commands an operator runs (docs/going-live.md). -> the account's id."""
+    keys = {  # any sk_ key will do for localstripe; never on a command line
+        "CONNECTOR_SECRET_KEY": "sk_test_bench_emulated_secret_key",
+        "CONNECTOR_PUBLISHABLE_KEY": "pk_test_bench_emulated_publishable_key",
+    }
+    created = manage(
+        {**env, **keys},
+        *("connector_account", "create", "--processor", "stripe", "--name", "Bench"),
+        *("--merchant", merchant_id, "--api-base", emulator_url, "--json"),
+    )
+    account_id = json.loads(created)["id"]
+    manage(
+        env,
+        *("route", "set", "--merchant", merchant_id, "--method", "card", "--currency", "eur"),
+        *("--connector", "stripe", "--account", account_id),
+    )
+    return account_id
 
 
 def start_server(env: dict, args) -> subprocess.Popen:
@@ -316,7 +382,6 @@ FLOOR_SQL = (
 
 def floor(database_url: str, merchant_id: str, tokens, concurrency, seconds, payload, out):
     """The same rows as one payment, one transaction each, on raw psycopg connections."""
-    sys.path.insert(0, str(ROOT))
     from api.ids import new_id  # the same id generator, so index behaviour matches
 
     card, outcome, fees, event = (
@@ -405,15 +470,18 @@ def backend_of(database: str):
     return predicate
 
 
-def cpu_meters(server_pid: int, database: str) -> dict:
+def cpu_meters(server_pid: int, database: str, emulator_pid: int | None) -> dict:
     """Meters for the app server (granian and its workers), PostgreSQL's live backends on the
-    bench database (the server's pooled connections) and the whole machine (load generator
-    included)."""
-    return {
+    bench database (the server's pooled connections), the processor's emulator when there is
+    one (its own process, apart from ours) and the whole machine (load generator included)."""
+    meters = {
         "app": partial(tree_cpu_seconds, server_pid),
         "postgres": lambda: cpu_seconds(backend_of(database)),
         "machine": machine_cpu_seconds,
     }
+    if emulator_pid is not None:
+        meters["emulator"] = partial(tree_cpu_seconds, emulator_pid)
+    return meters
 
 
 def cpu_per_payment(meters: dict, run, settle: float) -> tuple:
@@ -470,8 +538,36 @@ def component(filename: str) -> str:
     return "stdlib/builtins"
 
 
+STRIPE_ID = re.compile(r"/[a-z]+_[a-z]*[A-Z0-9][A-Za-z0-9]*")  # pi_3Ab.., not payment_intents
+
+
+@contextlib.contextmanager
+def stripe_calls_timed(calls: Counter, wall: dict):
+    """Counts every HTTP call of the stripe library by method and path (ids as {id}) into
+    `calls`, and adds their wall time to wall["seconds"]."""
+    import stripe
+
+    original = stripe.RequestsClient.request
+
+    def request(self, method, url, headers, post_data=None):
+        started = time.perf_counter()
+        try:
+            return original(self, method, url, headers, post_data)
+        finally:
+            wall["seconds"] += time.perf_counter() - started
+            path = STRIPE_ID.sub("/{id}", urlsplit(url).path)
+            calls[f"{method.upper()} {path}"] += 1
+
+    stripe.RequestsClient.request = request
+    try:
+        yield
+    finally:
+        stripe.RequestsClient.request = original
+
+
 def profile_in_process(secret: str, tokens: list[str]) -> None:
-    """Where one payment's time goes: SQL wall time, then own CPU time by component.
+    """Where one payment's time goes: SQL and processor (Stripe) wall time, then own CPU time
+    by component.
 
     Runs in its own process (`bench_payments.py _profile`), so Django is imported here.
     """
@@ -504,8 +600,9 @@ def profile_in_process(secret: str, tokens: list[str]) -> None:
             sql["seconds"] += time.perf_counter() - started
             sql["queries"] += 1
 
+    stripe_calls, stripe_wall = Counter(), {"seconds": 0.0}
     started = time.perf_counter()
-    with connection.execute_wrapper(timed_sql):
+    with connection.execute_wrapper(timed_sql), stripe_calls_timed(stripe_calls, stripe_wall):
         for token in measured[: len(measured) // 2]:
             post(token)
     count = len(measured) // 2
@@ -513,6 +610,10 @@ def profile_in_process(secret: str, tokens: list[str]) -> None:
     print(f"in-process, no profiler: {total:.2f} ms per payment, of which SQL (wall) "
           f"{sql['seconds'] / count * 1000:.2f} ms in {sql['queries'] / count:.1f} statements "
           "(+ BEGIN/COMMIT)")  # fmt: skip
+    if stripe_calls:
+        each = ", ".join(f"{name} x{n / count:.1f}" for name, n in stripe_calls.most_common())
+        print(f"  and Stripe (wall) {stripe_wall['seconds'] / count * 1000:.2f} ms in "
+              f"{stripe_calls.total() / count:.1f} calls: {each}")  # fmt: skip
     profiler = cProfile.Profile()
     profiler.enable()
     for token in measured[count:]:
@@ -527,34 +628,58 @@ def profile_in_process(secret: str, tokens: list[str]) -> None:
         print(f"  {seconds / whole:6.1%}  {name}")
 
 
-def profile(env, secret, tokens):
-    subprocess.run(
-        [PYTHON, __file__, "_profile", secret, *tokens], cwd=env["PYTHONPATH"], env=env, check=True
-    )
+def profile(env: dict, account: dict, live: Live | None, count: int) -> None:
+    """Profiles `count` test creates in-process, then as many live ones when there are."""
+    kinds = [("test", account["keys"]["test"]["secret"], {})]
+    if live:
+        live.emulator.flush()
+        kinds.append(("live", account["keys"]["live"]["secret"], {"account_id": live.account_id}))
+    for kind, secret, made_at in kinds:
+        print(f"{kind} creates:")
+        tokens = create_tokens(env, account["id"], count + 20, **made_at)
+        subprocess.run(
+            [PYTHON, __file__, "_profile", secret, *tokens],
+            cwd=env["PYTHONPATH"],
+            env=env,
+            check=True,
+        )
 
 
-HEADER = (
-    f"{'clients':>7} | {'stack pay/s':>11} {'p50 ms':>7} {'p99 ms':>7} | "
-    f"{'floor pay/s':>11} {'p50 ms':>7} {'p99 ms':>7} | ratio | "
-    "CPU ms/create: app, PostgreSQL, load generator, machine | load 1 min"
-)
+FIGURES = ("per_s", "p50_ms", "p99_ms")
 
 
-def measure(env: dict, args, meters: dict, account: dict, payload: dict, concurrency: int):
-    """One concurrency level: a warm-up, the stack, then the floor. -> its figures (bench/ab.py
-    reads them from --json): payments/s, p50 and p99 ms, the ratio to the floor, CPU ms per
-    create by meter, and the load average when it ended."""
-    merchant_id, secret = account["id"], account["keys"]["test"]["secret"]
-    if args.warmup:  # not measured: each worker's first requests, its statements not yet prepared
-        warm = create_tokens(env, merchant_id, args.tokens // 2)
+def creates(args, meters: dict, secret: str, make_tokens, count: int, concurrency: int) -> dict:
+    """One kind of create (the key and the tokens say which: test or live) at one concurrency:
+    `--warmup` seconds unmeasured (each worker's first requests, statements not yet prepared),
+    then `--seconds` measured on `count` fresh tokens. -> payments/s, p50 and p99 ms, CPU ms
+    per create by meter, the statuses answered."""
+    if args.warmup:
+        warm = make_tokens(count // 2)
         run_in_second_process(drive, args.port, secret, warm, concurrency, args.warmup)
-    tokens = create_tokens(env, merchant_id, args.tokens)
+    tokens = make_tokens(count)
     (latencies, elapsed, client_cpu, statuses), cpu = cpu_per_payment(
         meters,
         partial(run_in_second_process, drive, args.port, secret, tokens, concurrency, args.seconds),
         args.settle,
     )
-    floor_tokens = create_tokens(env, merchant_id, args.tokens * 3)
+    return {
+        **dict(zip(FIGURES, summary(latencies, elapsed), strict=True)),
+        "creates": len(latencies),
+        "ran_out": len(latencies) == count,  # fewer seconds measured than asked: more tokens
+        "statuses": statuses,
+        "cpu_ms": {**cpu, "load_generator": client_cpu / max(1, len(latencies)) * 1000},
+    }
+
+
+def measure(env, args, meters: dict, account: dict, live: Live | None, payload, concurrency):
+    """One concurrency level: test creates, the floor, then (--live) live creates. -> its
+    figures (bench/ab.py reads them from --json): payments/s, p50 and p99 ms, the ratio to the
+    floor, CPU ms per create by meter, and the load average when it ended; under "live" the
+    live creates' own."""
+    merchant_id, keys = account["id"], account["keys"]
+    make_tokens = partial(create_tokens, env, merchant_id)
+    test = creates(args, meters, keys["test"]["secret"], make_tokens, args.tokens, concurrency)
+    floor_tokens = make_tokens(args.tokens * 3)
     floor_result, floor_cpu = cpu_per_payment(
         meters,
         partial(
@@ -569,36 +694,77 @@ def measure(env: dict, args, meters: dict, account: dict, payload: dict, concurr
         ),
         args.settle,
     )
-    stack, base = summary(latencies, elapsed), summary(*floor_result[:2])
-    return {
+    base = summary(*floor_result[:2])
+    level = {
         "concurrency": concurrency,
-        "creates": len(latencies),
-        "statuses": statuses,
-        "stack": dict(zip(("per_s", "p50_ms", "p99_ms"), stack, strict=True)),
-        "floor": dict(zip(("per_s", "p50_ms", "p99_ms"), base, strict=True)),
-        "ratio": stack[0] / base[0] if base[0] else 0.0,
-        "cpu_ms": {
-            **cpu,
-            "load_generator": client_cpu / max(1, len(latencies)) * 1000,
-            "floor_machine": floor_cpu["machine"],
-        },
+        "creates": test["creates"],
+        "statuses": test["statuses"],
+        "stack": {name: test[name] for name in FIGURES},
+        "floor": dict(zip(FIGURES, base, strict=True)),
+        "ratio": test["per_s"] / base[0] if base[0] else 0.0,
+        "cpu_ms": {**test["cpu_ms"], "floor_machine": floor_cpu["machine"]},
         "load": os.getloadavg(),
     }
+    if live:
+        # Each charge localstripe serves lists its refunds by scanning its whole store: every
+        # level starts from an empty one, or its CPU per create grows level after level.
+        live.emulator.flush()
+        live_tokens = partial(make_tokens, account_id=live.account_id)
+        secret = keys["live"]["secret"]
+        created = creates(args, meters, secret, live_tokens, args.live_tokens, concurrency)
+        level["live"] = {**created, "load": os.getloadavg()}
+    return level
 
 
-def row(level: dict) -> str:
-    stack, base, cpu = level["stack"], level["floor"], level["cpu_ms"]
-    unexpected = "" if set(level["statuses"]) == {201} else f"  unexpected: {level['statuses']}"
+CPU_METERS = (("app", "app"), ("postgres", "PostgreSQL"), ("emulator", "emulator"),
+              ("load_generator", "load gen"), ("machine", "machine"))  # fmt: skip
+HEADER = (
+    f"{'clients':>7} {'create':<29} | {'pay/s':>6} {'p50 ms':>7} {'p99 ms':>7} | CPU ms/create: "
+    + " ".join(f"{label:>10}" for _, label in CPU_METERS)
+    + " | load 1 min"
+)
+
+
+def kind_row(concurrency, kind: str, figures: dict, cpu: dict, load: float, note="") -> str:
+    meters = " ".join(
+        f"{cpu[name]:>10.2f}" if name in cpu else f"{'-':>10}" for name, _ in CPU_METERS
+    )
     return (
-        f"{level['concurrency']:>7} | {stack['per_s']:>11.0f} {stack['p50_ms']:>7.1f} "
-        f"{stack['p99_ms']:>7.1f} | {base['per_s']:>11.0f} {base['p50_ms']:>7.1f} "
-        f"{base['p99_ms']:>7.1f} | {level['ratio']:.2f}  | {cpu['app']:.2f}, "
-        f"{cpu['postgres']:.2f}, {cpu['load_generator']:.2f}, {cpu['machine']:.2f} "
-        f"(floor machine {cpu['floor_machine']:.2f}) | {level['load'][0]:.2f}{unexpected}"
+        f"{concurrency:>7} {kind:<29} | {figures['per_s']:>6.0f} {figures['p50_ms']:>7.1f} "
+        f"{figures['p99_ms']:>7.1f} | {'':14}{meters} | {load:.2f}{note}"
     )
 
 
-def main():
+def notes(created: dict) -> str:
+    unexpected = "" if set(created["statuses"]) == {201} else f"  unexpected: {created['statuses']}"
+    return unexpected + ("  (tokens ran out: raise --tokens)" if created.get("ran_out") else "")
+
+
+def rows(level: dict) -> list[str]:
+    """A level's lines: a row per kind of create, then the ratios that mean something on a
+    shared machine."""
+    concurrency, cpu, load = level["concurrency"], level["cpu_ms"], level["load"][0]
+    test = {**level["stack"], "statuses": level["statuses"]}
+    lines = [
+        kind_row(concurrency, "test", level["stack"], cpu, load, notes(test)),
+        kind_row(concurrency, "floor (raw psycopg)", level["floor"],
+                 {"machine": cpu["floor_machine"]}, load),
+    ]  # fmt: skip
+    ratios = f"test/floor pay/s {level['ratio']:.2f}"
+    if live := level.get("live"):
+        kind = "live (Stripe via localstripe)"
+        lines.append(
+            kind_row(concurrency, kind, live, live["cpu_ms"], live["load"][0], notes(live))
+        )
+        ratios += (
+            f"; live/test pay/s {live['per_s'] / max(test['per_s'], 1e-9):.2f}, app CPU "
+            f"x{live['cpu_ms']['app'] / cpu['app']:.1f}, PostgreSQL CPU "
+            f"x{live['cpu_ms']['postgres'] / cpu['postgres']:.1f}"
+        )
+    return [*lines, f"{'':>7} {ratios}"]
+
+
+def arguments():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     add_service_arguments(parser, "svc_bench")
     parser.add_argument(
@@ -614,6 +780,14 @@ def main():
     parser.add_argument("--pool-max", type=int, default=8)
     parser.add_argument("--port", type=int, default=8765)
     parser.add_argument("--tokens", type=int, default=6000, help="per concurrency level")
+    parser.add_argument(
+        "--live",
+        action="store_true",
+        help="also live creates through the Stripe connector, localstripe as Stripe",
+    )
+    parser.add_argument(
+        "--live-tokens", type=int, default=400, help="live tokens per concurrency level"
+    )
     parser.add_argument("--profile", type=int, default=300, help="profile N payments (0: skip)")
     parser.add_argument(
         "--subscribed",
@@ -630,37 +804,49 @@ def main():
         help="seconds after each measurement before the CPU meters are read (background writes)",
     )
     parser.add_argument("--json", metavar="FILE", help="also write the figures there (bench/ab.py)")
-    args = parser.parse_args()
+    return parser.parse_args()
 
+
+def main():
+    args = arguments()
     env = service_env(args)
     recreate_database(args.database_url)
     manage(env, "migrate", "--noinput")
     account = json.loads(
         manage(env, "create_merchant", "--name", "Bench", "--email", "b@x.test", "--json")
     )
-    secret = account["keys"]["test"]["secret"]
+    with running_localstripe() if args.live else contextlib.nullcontext() as emulator:
+        live = emulator and Live(go_live(env, account["id"], emulator.url), emulator)
+        levels = run_levels(env, args, account, live)
+        if args.json:
+            Path(args.json).write_text(json.dumps({"app": args.app, "levels": levels}, indent=1))
+        if args.profile:
+            profile(env, account, live, args.profile)
 
+
+def run_levels(env: dict, args, account: dict, live: Live | None) -> list[dict]:
+    """Starts the service, measures each concurrency level, prints its rows. -> the levels."""
+    secret = account["keys"]["test"]["secret"]
     server = start_server(env, args)
     try:
+        side = "; live: the Stripe connector, localstripe as Stripe" if live else ""
         print(f"granian WSGI: {args.workers} workers x {args.threads} threads; "
-              f"{args.seconds:.0f} s per level; PostgreSQL + Redis")  # fmt: skip
+              f"{args.seconds:.0f} s per level; PostgreSQL + Redis{side}")  # fmt: skip
         if args.subscribed:
             subscribe_endpoint(args.port, secret)
             print("one webhook endpoint subscribed to *: each payment also writes 2 deliveries")
         payload = sample_payload(args.port, secret, create_tokens(env, account["id"], 1)[0])
         print(HEADER)
-        meters = cpu_meters(server.pid, args.database_url.rpartition("/")[2])
+        database = args.database_url.rpartition("/")[2]
+        meters = cpu_meters(server.pid, database, live and live.emulator.pid)
         levels = []
         for concurrency in args.concurrency:
-            levels.append(measure(env, args, meters, account, payload, concurrency))
-            print(row(levels[-1]))
+            levels.append(measure(env, args, meters, account, live, payload, concurrency))
+            print("\n".join(rows(levels[-1])), flush=True)
+        return levels
     finally:
         server.terminate()
         server.wait(timeout=30)
-    if args.json:
-        Path(args.json).write_text(json.dumps({"app": args.app, "levels": levels}, indent=1))
-    if args.profile:
-        profile(env, secret, create_tokens(env, account["id"], args.profile + 20))
 
 
 if __name__ == "__main__":

@@ -45,7 +45,7 @@ def measure(count: int, round_size: int = 5000) -> dict:
 
     from accounts.models import ApiKey
     from api.ids import new_id
-    from api.requestlog import entry_of, request_log_fields, writer
+    from api.request_recorder import entry_of, request_log_fields, writer
 
     key = ApiKey(id="key_bench", merchant_id="acct_bench", livemode=False)
     response = HttpResponse(status=201)

@@ -26,24 +26,17 @@ import argparse
 import os
 import signal
 import socket
-import ssl
 import subprocess
 import sys
-import tempfile
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from multiprocessing import Process
 from pathlib import Path
 
-import trustme
 from bench_payments import recreate_database
+from https_receiver import CA_FILE, WORK, start_healthy
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-WORK = Path(tempfile.mkdtemp(prefix="bench-webhooks-"))
-CA = trustme.CA()
-CA_FILE = WORK / "ca.pem"
-CA.cert_pem.write_to_path(str(CA_FILE))
 
 # As in production: with DEBUG on, Django also keeps every query's SQL and timing. Never the
 # developer's own DATABASE_URL: the bench recreates its database.
@@ -61,52 +54,11 @@ os.environ["WEBHOOK_ALLOWED_NETWORKS"] = "127.0.0.0/8"
 os.environ["WEBHOOK_CA_BUNDLE"] = str(CA_FILE)
 
 
-class Ok(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    # The status line, headers and body leave in one write, as from any production server:
-    # written apart, Nagle's algorithm holds the body back until our delayed ACK (40 ms).
-    wbufsize = -1
-
-    def do_POST(self):
-        self.rfile.read(int(self.headers.get("Content-Length", 0)))
-        self.send_response(200)
-        self.send_header("Content-Length", "2")
-        self.end_headers()
-        self.wfile.write(b"ok")
-
-    def log_message(self, *args):
-        pass
-
-
-def serve_healthy(port: int, cert_dir: str) -> None:
-    server = ThreadingHTTPServer(("127.0.0.1", port), Ok)
-    server.daemon_threads = True
-    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-    context.load_cert_chain(f"{cert_dir}/cert.pem")
-    server.socket = context.wrap_socket(server.socket, server_side=True)
-    server.serve_forever()
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 def start_receivers() -> tuple[int, int, Process, socket.socket]:
-    CA.issue_cert("localhost").private_key_and_cert_chain_pem.write_to_path(str(WORK / "cert.pem"))
-    healthy_port = free_port()
-    healthy = Process(target=serve_healthy, args=(healthy_port, str(WORK)), daemon=True)
-    healthy.start()
+    healthy_port, healthy = start_healthy()
     dead = socket.socket()  # listens, never accepts: the TLS handshake never gets an answer
     dead.bind(("127.0.0.1", 0))
     dead.listen(1024)
-    for _ in range(100):
-        try:
-            socket.create_connection(("127.0.0.1", healthy_port), timeout=1).close()
-            break
-        except OSError:
-            time.sleep(0.05)
     return healthy_port, dead.getsockname()[1], healthy, dead
 
 

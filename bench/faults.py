@@ -158,8 +158,13 @@ def procfile() -> dict[str, list[str]]:
 
 
 def procfile_env(web_port: int, work: Path) -> dict[str, str]:
-    """The web port, and beat's schedule file in the suite's work directory."""
-    return {"WEB_PORT": str(web_port), "BEAT_SCHEDULE": str(work / "celerybeat-schedule")}
+    """The web port (the admin's, a free one), and beat's schedule file in the suite's work
+    directory."""
+    return {
+        "WEB_PORT": str(web_port),
+        "ADMIN_PORT": str(free_port()),
+        "BEAT_SCHEDULE": str(work / "celerybeat-schedule"),
+    }
 
 
 class Service:

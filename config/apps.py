@@ -11,4 +11,7 @@ class ConfigConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self):
-        from config import beatruns  # noqa: F401  (connects the Celery signals it records from)
+        from config import (
+            beatruns,  # noqa: F401  (connects the Celery signals it records from)
+            checks,  # noqa: F401  (registers the deploy checks)
+        )

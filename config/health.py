@@ -3,9 +3,10 @@
 /healthz: the process is alive and runs Python; it touches nothing else.
 /readyz: django-health-check's view over the checks below, all run at once, each within
 READINESS_CHECK_TIMEOUT: the database answers and has every migration this code knows; the
-broker answers; beat sent a scheduled task within READINESS_BEAT_MAX_AGE; the oldest due webhook
-delivery is not later than READINESS_WEBHOOK_MAX_AGE. 200 when all pass, 503 otherwise; the
-body names each check and what failed (`?format=json` or `Accept: application/json`).
+broker answers; beat sent a scheduled task within READINESS_BEAT_MAX_AGE; no due webhook
+delivery is later than READINESS_WEBHOOK_MAX_AGE with no attempt made meanwhile. 200 when
+all pass, 503 otherwise; the body names each check and what failed (`?format=json` or
+`Accept: application/json`).
 Draining: on SIGTERM granian's workers close their listening socket and finish the requests
 they hold, so a later probe is refused; a worker that still answers says 503 (config/draining.py,
 tests/e2e/test_draining.py).
@@ -67,17 +68,28 @@ class Migrations(_Bounded, HealthCheck):
         try:
             with connection.temporary_connection():
                 applied = MigrationRecorder(connection).applied_migrations()
-        except db.Error as error:
-            raise ServiceUnavailable(f"cannot read the applied migrations: {error}") from error
+        except db.Error as error:  # its text names the server: logged, not shown (_log_change)
+            raise ServiceUnavailable("cannot read the applied migrations") from error
         missing = sorted(known_migrations() - set(applied))
         if missing:
             first = ", ".join(f"{app}.{name}" for app, name in missing[:3])
             raise ServiceUnavailable(f"{len(missing)} migrations not applied ({first}...)")
 
 
-@dataclasses.dataclass(repr=False)  # the library's: host, port and db, never a password
+@dataclasses.dataclass(repr=False)
 class BrokerRedis(_Bounded, Redis):
-    pass
+    """Named without the library's host, port and db: /readyz is public (issue 35); the log
+    line of a change says where (`where`)."""
+
+    def __repr__(self) -> str:
+        return "Redis()"
+
+    @property
+    def labels(self) -> dict[str, str]:  # what ?format=openmetrics shows
+        return {"check": "Redis"}
+
+    def where(self) -> str:
+        return Redis.__repr__(self)
 
 
 @dataclasses.dataclass
@@ -110,13 +122,19 @@ class Beat(_Bounded, HealthCheck):
 
 @dataclasses.dataclass
 class Webhooks(_Bounded, HealthCheck):
-    """Due webhook deliveries are being made (a worker of the `webhooks` queue is up)."""
+    """Due webhook deliveries are being made (a worker of the `webhooks` queue is up): not
+    how late the oldest is, which one tenant's failing or hanging endpoints decide (issue 35),
+    but whether any attempt was made while it waited (docs/observability.md "Probes")."""
 
     def run(self):
+        max_age = settings.READINESS_WEBHOOK_MAX_AGE
         with connection.temporary_connection():
-            age = webhook_metrics.oldest_due_age(timezone.now())
-        if age > settings.READINESS_WEBHOOK_MAX_AGE:
-            raise ServiceUnavailable(f"the oldest due webhook delivery is {age:.0f} s late")
+            late = webhook_metrics.stalled_for(timezone.now(), max_age)
+        if late:
+            raise ServiceUnavailable(
+                f"the oldest due webhook delivery is {late:.0f} s late"
+                f" and no attempt was made for {max_age:.0f} s"
+            )
 
 
 @dataclasses.dataclass
@@ -193,8 +211,15 @@ def _log_change(scope: str, ready: bool, results) -> None:
     if ready:
         log.warning("ready again%s", named)
     else:
-        failed = [f"{result.check!r}: {result.error}" for result in results if result.error]
+        failed = [_failure(result) for result in results if result.error]
         log.warning("not ready%s: %s", named, "; ".join(failed))
+
+
+def _failure(result) -> str:
+    """What the public answer leaves out (where a server is, its own error) is logged."""
+    where = getattr(result.check, "where", lambda: repr(result.check))()
+    cause = result.error.__cause__
+    return f"{where}: {result.error}" + (f" ({cause})" if cause else "")
 
 
 def healthz(request) -> HttpResponse:

@@ -23,13 +23,20 @@ os.environ.setdefault("API_ADDRESS_BURST", "100000")
 os.environ.setdefault("API_CONCURRENCY_LIVE", "100000")
 os.environ.setdefault("API_CONCURRENCY_TEST", "100000")
 os.environ.setdefault("API_LOAD_SHEDDING", "false")
+# Staff sign in with a password alone unless a test enrols a device or turns the setting on.
+os.environ.setdefault("ADMIN_REQUIRE_2FA", "false")
+
+# Each probe computed anew (the processes the suite starts inherit it): a test that changes
+# what /readyz or /metrics reads asks again at once. tests/observability/test_probe_limits.py
+# sets it to see the reuse.
+os.environ.setdefault("PROBE_REUSE_SECONDS", "0")
 
 # The suite's metric files in a directory of its own run (the processes it starts share it).
 os.environ.setdefault("PROMETHEUS_MULTIPROC_DIR", tempfile.mkdtemp(prefix="svc-test-metrics-"))
 
 from config.settings import *  # noqa: E402,F403
 
-# No background thread: a test reads the request log after api.requestlog.writer.flush(), on
+# No background thread: a test reads the request log after api.request_recorder.writer.flush(), on
 # its own connection (inside its transaction).
 REQUEST_LOG_FLUSH_SECONDS = 0
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]

@@ -1,14 +1,10 @@
 from django.contrib import admin
 from django.urls import include, path, re_path
 from django.views.generic import TemplateView
-from drf_spectacular.views import (
-    SpectacularJSONAPIView,
-    SpectacularRedocView,
-    SpectacularYAMLAPIView,
-)
 
 from api.request_logs import RequestLogList
 from api.views import unrecognized_path
+from config import openapi
 
 handler404 = "api.views.handler404"
 handler500 = "api.views.handler500"
@@ -17,9 +13,6 @@ handler500 = "api.views.handler500"
 # answers there: paths reserved for later versions (spec "Common rules" 6: customers,
 # payment-methods, payouts, disputes, payment-links, the refunds list) and unknown ones alike.
 API_FALLBACK = r"^v1(/.*)?$"
-
-# The published contract (docs/openapi.md): no API key, so no per-key rate limit either.
-PUBLIC = {"authentication_classes": [], "throttle_classes": []}
 
 # The back office; a process may serve it alone, or the API without it (SERVE: config/urls_api.py,
 # config/urls_admin.py, docs/back-office.md "Its own process").
@@ -31,19 +24,15 @@ HOME = path("", TemplateView.as_view(template_name="home/index.html"), name="hom
 urlpatterns = [
     ADMIN,
     HOME,
-    path("openapi.json", SpectacularJSONAPIView.as_view(**PUBLIC), name="openapi-json"),
-    path("openapi.yaml", SpectacularYAMLAPIView.as_view(**PUBLIC), name="openapi-yaml"),
-    path(
-        "docs/",
-        SpectacularRedocView.as_view(
-            url_name="openapi-json", template_name="docs/redoc.html", **PUBLIC
-        ),
-        name="docs",
-    ),
+    # The published contract (docs/openapi.md): no API key, built once per process.
+    path("openapi.json", openapi.openapi_json, name="openapi-json"),
+    path("openapi.yaml", openapi.openapi_yaml, name="openapi-yaml"),
+    path("docs/", openapi.redoc, name="docs"),
     path("", include("payments.urls")),
     path("", include("refunds.urls")),
     path("", include("sandbox.urls")),
     path("", include("webhooks.urls")),
+    path("", include("processors.urls")),
     path("v1/request-logs", RequestLogList.as_view()),
     # Keep last: rooms add their routes above.
     re_path(API_FALLBACK, unrecognized_path),

@@ -46,6 +46,15 @@ def family_of(event_type: str) -> str:
     return event_type.split(".", 1)[0]
 
 
+# The families whose events the service sends; the others are reserved: a subscription may name
+# them, and the API's documentation says they are not sent (issue 38: it listed them silently).
+EMITTED_FAMILIES = frozenset({"payment", "refund"})
+EVENT_TYPE_CHOICES = [
+    (t, t if family_of(t) in EMITTED_FAMILIES else f"{t} (reserved: not sent yet)")
+    for t in sorted(EVENT_TYPES)
+]
+
+
 def is_valid_pattern(pattern: object) -> bool:
     """`*`, `<family>.*`, or an exact type of a known family (a type the family may gain later
     is accepted, so a subscription can be made before the type ships)."""

@@ -23,11 +23,24 @@ class Event(models.Model):
     type = models.CharField(max_length=64)
     api_version = models.CharField(max_length=10)
     resource_id = models.CharField(max_length=64, help_text="id of data.object")
+    # The resource's change number: 1 for its first event, one more for each later one, so a
+    # receiver can tell the newer state (docs/webhooks.md "Ordering"). Set by the database as
+    # the row is inserted (trigger `resource_version`, events/migrations/0007): no read before
+    # the INSERT and no parameter in it. Safe from duplicates because every change of a
+    # resource writes its events under that resource's row lock. An Event just inserted by
+    # the ORM or infra.rows holds DatabaseDefault here: refresh_from_db() to read it.
+    resource_version = models.PositiveIntegerField(db_default=1)
     data = models.JSONField(help_text='{"object": ..., "previous_attributes": ...}')
     created = models.DateTimeField(default=timezone.now)
     dispatched_at = models.DateTimeField(null=True, blank=True)
     # Set when a delivery of this event ran out of retries (spec "Other state": `dead_lettered`).
     dead_lettered_at = models.DateTimeField(null=True, blank=True)
+    # The event's place in the feed (events/feed.py): the id of the transaction that wrote it
+    # (xid8, as a number), then its order among all events. Both are set by the database as
+    # the row is inserted (migration 0007), whoever inserts it; never from Python (an insert
+    # leaves them to the database: db_default).
+    transaction_id = models.BigIntegerField(db_default=0, editable=False)
+    sequence = models.BigIntegerField(db_default=0, editable=False)
 
     class Meta:
         permissions = [("resend_event", "Can resend events to their endpoints")]
@@ -35,6 +48,7 @@ class Event(models.Model):
             models.Index(fields=["merchant", "livemode", "-id"], name="event_list"),
             # GET /v1/events?type= (docs/data.md "Reads at scale").
             models.Index(fields=["merchant", "livemode", "type", "-id"], name="event_type"),
+            # Also the numbering trigger's read of the resource's latest version.
             models.Index(fields=["merchant", "livemode", "resource_id"], name="event_resource"),
             models.Index(
                 fields=["created"],
@@ -46,6 +60,10 @@ class Event(models.Model):
                 fields=["merchant", "-id"],
                 condition=Q(dead_lettered_at__isnull=False),
                 name="event_dead_lettered",
+            ),
+            # GET /v1/events/feed reads a merchant's events in this order.
+            models.Index(
+                fields=["merchant", "livemode", "transaction_id", "sequence"], name="event_feed"
             ),
         ]
 

@@ -11,6 +11,8 @@ def event_to_dict(event: Event) -> dict:
         "api_version": event.api_version,
         "livemode": event.livemode,
         "created": format_timestamp(event.created),
+        # Ours, additive: the resource's change number (docs/webhooks.md "Ordering").
+        "resource_version": event.resource_version,
         "data": {
             "object": event.data["object"],
             "previous_attributes": event.data.get("previous_attributes", {}),

@@ -63,6 +63,21 @@ def emit_all(**about) -> list[Event]:
     return events
 
 
+def emit_change(
+    resource, *, after: dict, types: list[str], before: dict | None, api_version=None
+) -> list[Event]:
+    """emit_all() for a resource (a row with `merchant` and `livemode`) in its new state
+    `after` (its wire object), with `previous_attributes` against `before`."""
+    return emit_all(
+        merchant=resource.merchant,
+        livemode=resource.livemode,
+        types=types,
+        obj=after,
+        previous_attributes=previous_attributes(before, after),
+        api_version=api_version,
+    )
+
+
 def new_events(
     *,
     merchant: Merchant,

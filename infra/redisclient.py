@@ -1,5 +1,5 @@
 """The redis-py client behind Django's Redis cache, for what the cache API cannot say: a Lua
-script (api.ratelimit), a read that must not go to a replica (accounts.keycache); and the
+script (admission.store), a read that must not go to a replica (accounts.keycache); and the
 circuit breaker of its server (infra.breaker), which every use in the request path goes through."""
 
 from django.core.cache.backends.redis import RedisCache

@@ -1,19 +1,22 @@
 """The configuration revision, and the per-process caches kept under it.
 
-The revision is one row in PostgreSQL (`api_config_revision`), set by triggers in the
-transaction of every change to data that some process keeps in memory: API keys and merchants
-(accounts.keycache), webhook endpoints (the fan-out's endpoint lists); accounts/migrations/0003
-and webhooks/migrations/0005 add them. A change and its revision commit together or not at
-all, whatever Redis does. A cache reads the revision first, then the database, and stores the
-rows under the revision it read; an entry is served only while the revision is still that
-value. So every process drops what it holds at the next read after a change commits, and a
-change committed during a database read leaves that read's entry under an old revision, never
-served.
+The revision is one row in PostgreSQL (`api_config_revision`, api/migrations/0003). Every write
+to data that some process keeps in memory (API keys and merchants: accounts.keycache; webhook
+endpoints: the fan-out's endpoint lists) calls `changed()` inside its own transaction, so the
+change and the new revision commit together or not at all, whatever Redis does. The writers:
+`grep -rn "revision.changed()"` (accounts/services.py, accounts/admin.py, and
+webhooks/lifecycle.py's `endpoints_changing` for every endpoint write);
+tests/infra/test_revision_writers.py goes through each write path.
+
+A cache reads the revision first, then the database, and stores the rows under the revision it
+read; an entry is served only while the revision is still that value. So every process drops
+what it holds at the next read after a change commits, and a change committed during a database
+read leaves that read's entry under an old revision, never served.
 
 Reading it is one primary-key read of a one-row table (`current()`; the fan-out reads it with
 its own, webhooks/selectors.py). On another database (the embedded SQLite) there is no
-revision: nothing is cached. `MAX_AGE` bounds what a change the triggers cannot see costs (rows
-restored from a backup, triggers disabled by hand).
+revision: nothing is cached. `MAX_AGE` bounds what a write that does not call `changed()`
+costs (an `UPDATE` by hand in a shell, rows restored from a backup): it is seen within 60 s.
 """
 
 import threading
@@ -25,6 +28,22 @@ from django.db import connection
 
 MAX_AGE = 60.0  # seconds an entry is served at most; a backstop, not the invalidation
 SQL = "SELECT value FROM api_config_revision WHERE id = 1"
+# A new random value, not a counter: a database restored from a backup must not return to a
+# value some process stored an entry under.
+CHANGE_SQL = "UPDATE api_config_revision SET value = floor(random() * 9e18)::bigint WHERE id = 1"
+
+
+def changed() -> None:
+    """What every process caches under the revision is no longer true once this transaction
+    commits. Call it in the transaction that writes a key, a merchant or an endpoint: called
+    outside one, the new revision could commit before the change, and a process reading in
+    between would keep the old rows under it."""
+    if connection.vendor != "postgresql":
+        return
+    if not connection.in_atomic_block:
+        raise RuntimeError("revision.changed() must run inside the transaction of the change")
+    with connection.cursor() as cursor:
+        cursor.execute(CHANGE_SQL)
 
 
 def current() -> int | None:

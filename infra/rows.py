@@ -7,9 +7,13 @@ exactly as the ORM would: the same column order, the same database converters (J
 dicts, time zones), then `Model.from_db`.
 """
 
+import json
 from functools import cached_property, lru_cache
 
+import orjson
 from django.db import DEFAULT_DB_ALIAS, connections
+from django.db.models.expressions import DatabaseDefault
+from django.db.models.fields import NOT_PROVIDED
 
 
 class ModelRows:
@@ -83,7 +87,8 @@ def insert_sql(
 ):
     """-> (sql, params) to INSERT `rows` in one statement, each a dict of field (att)name ->
     value, all with the same keys; `suffix` adds e.g. `ON CONFLICT DO NOTHING RETURNING id`.
-    Values go through each field's get_db_prep_save, as save() would.
+    Values go through each field's get_db_prep_save, as save() would; a column None in every
+    row is left out (_written_names).
 
     `async_commit` (one row, run in autocommit): on PostgreSQL the statement's transaction
     commits without waiting for its WAL to reach disk. Only for a row whose loss in a server
@@ -95,13 +100,53 @@ def insert_sql(
     connection = connections[using]
     if async_commit and connection.vendor == "postgresql" and connection.get_autocommit():
         select_tail = f"FROM {_ASYNC_COMMIT}"
-    sql, fields = _insert_statement(model, tuple(rows[0]), len(rows), suffix, select_tail, using)
+    names = _written_names(model, rows)
+    sql, fields = _insert_statement(model, names, len(rows), suffix, select_tail, using)
     params = [
-        field.get_db_prep_save(row[name], connection)
+        _json_by_orjson(field.get_db_prep_save(row[name], connection))
         for row in rows
-        for name, field in zip(row, fields, strict=True)
+        for name, field in zip(names, fields, strict=True)
     ]
     return sql, params
+
+
+def _json_bytes(value) -> bytes:
+    """A JSON column's text by orjson (api.renderers' library: a create writes the payment's
+    JSON columns and two events holding the whole payment); what orjson refuses goes to
+    json.dumps, which Django would have used, and writes it or raises as before."""
+    try:
+        return orjson.dumps(value, option=orjson.OPT_PASSTHROUGH_DATETIME)
+    except orjson.JSONEncodeError:
+        return json.dumps(value).encode()
+
+
+def _json_by_orjson(param):
+    """Django's adapted JSON value (psycopg's Jsonb, dumped by json.dumps: no field of ours
+    names an encoder) dumped by `_json_bytes` instead; any other value as it is."""
+    if getattr(param, "dumps", None) is json.dumps:
+        return type(param)(param.obj, dumps=_json_bytes)
+    return param
+
+
+def _written_names(model, rows: list[dict]) -> tuple:
+    """The rows' names but those None in every row whose column has no default of the
+    database's: left out, the column is NULL all the same, with one value fewer to adapt and
+    send (a create's chained statement stays under psycopg's 50-parameter parse cache)."""
+    keep = _database_defaulted(model)
+    return tuple(
+        name for name in rows[0] if name in keep or any(row[name] is not None for row in rows)
+    )
+
+
+@lru_cache(maxsize=64)
+def _database_defaulted(model) -> frozenset:
+    """Attnames of the fields the database fills when left out (`db_default`): a None there
+    must be written, or the default would replace it."""
+    return frozenset(
+        field.attname
+        for field in model._meta.concrete_fields
+        if field.db_default is not NOT_PROVIDED
+    )
 
 
 # A FROM item that turns synchronous_commit off for the statement's own transaction.
@@ -149,10 +194,13 @@ def insert_rows(
 
 
 def instance_values(instance) -> dict:
-    """Every concrete field's value of an instance, as a row for insert_sql()."""
-    return {
+    """Every concrete field's value of an instance, as a row for insert_sql(), except those
+    left to the database (`db_default` not overridden: the column's default, or a trigger,
+    fills them, as Django's own INSERT would leave them out)."""
+    values = {
         field.attname: getattr(instance, field.attname) for field in instance._meta.concrete_fields
     }
+    return {name: value for name, value in values.items() if not isinstance(value, DatabaseDefault)}
 
 
 def mark_stored(instance, using: str = DEFAULT_DB_ALIAS) -> None:
@@ -175,7 +223,7 @@ def insert_instances(instances: list, using: str = DEFAULT_DB_ALIAS) -> None:
     statements = [insert_sql(model, rows, using=using) for model, rows in rows_by_model.items()]
     connection = connections[using]
     if len(statements) > 1 and connection.vendor == "postgresql":
-        statements = [_chained([], statements)]
+        statements = [chained([], statements)]
     with connection.cursor() as cursor:
         for sql, params in statements:
             cursor.execute(sql, params)
@@ -203,7 +251,7 @@ def insert_instances_if(update: tuple[str, list], instances: list, using=DEFAULT
         for obj in instances
     ]
     with connection.cursor() as cursor:
-        cursor.execute(*_chained([("changed", f"{sql} RETURNING 1", params)], inserts))
+        cursor.execute(*chained([("changed", f"{sql} RETURNING 1", params)], inserts))
         changed = cursor.rowcount > 0
     if changed:
         for obj in instances:
@@ -218,7 +266,7 @@ def changed_a_row(statement: tuple[str, list], using: str = DEFAULT_DB_ALIAS) ->
         return cursor.rowcount == 1
 
 
-def _chained(named: list[tuple[str, str, list]], statements: list[tuple[str, list]]):
+def chained(named: list[tuple[str, str, list]], statements: list[tuple[str, list]]):
     """-> (sql, params) of one statement: the `named` ones (name, sql, params) and all but the
     last of `statements` in a WITH, then the last. PostgreSQL runs every data-modifying part of
     a WITH, read or not, on one snapshot: none sees another's rows, only what it RETURNs."""

@@ -14,7 +14,7 @@ from accounts.merchantfirst import (
     merchant_name,
 )
 from accounts.models import Merchant
-from api.currencies import CURRENCY_EXPONENTS, format_amount
+from api.currencies import CURRENCY_EXPONENTS, AmountNotReadable, format_amount, parse_amount
 from backoffice.extensions import AdminExtension, extend_admin
 from backoffice.toolkit import (
     CappedPaginator,
@@ -24,13 +24,22 @@ from backoffice.toolkit import (
     ReadOnlyAdmin,
     utc,
 )
-from payments.erasure import customer_erase
+from payments.erasure import customer_erase, payments_of_customer
 from payments.fees import InvalidSchedule, parse_schedule
 from payments.methods import METHODS
 from payments.models import Payment, Route
 from payments.selectors import payment_search, resource_events
 from payments.services import payment_cancel, payment_capture
 from payments.states import Trigger, can
+
+
+def shown_value(value) -> str:
+    """A JSON value as a person reads it: no Python `None`, `True` or `False` on a page."""
+    if value is None:
+        return "—"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    return json.dumps(value) if isinstance(value, dict | list) else str(value)
 
 
 def small_table(mapping: dict | None):
@@ -40,10 +49,7 @@ def small_table(mapping: dict | None):
     rows = format_html_join(
         "",
         "<tr><th>{}</th><td>{}</td></tr>",
-        (
-            (key, json.dumps(value) if isinstance(value, dict | list) else value)
-            for key, value in mapping.items()
-        ),
+        ((key, shown_value(value)) for key, value in mapping.items()),
     )
     return format_html("<table>{}</table>", rows)
 
@@ -102,9 +108,29 @@ class MethodFilter(FixedChoicesFilter):
 
 
 class AmountForm(ConfirmForm):
-    amount = forms.IntegerField(
-        required=False, min_value=1, help_text="In minor units (12000 is 120.00 EUR); blank: all."
-    )
+    """An amount typed as the page shows amounts, in the payment's currency's major units
+    (5.99 EUR); the service gets minor units, as from the API. Blank means all."""
+
+    amount = forms.CharField(required=False)
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        code, exponent = self.obj.currency.upper(), CURRENCY_EXPONENTS[self.obj.currency]
+        field = self.fields["amount"]
+        field.label = f"Amount ({code})"
+        field.help_text = f"In {code}, a point for decimals ({exponent} at most); blank: all."
+
+    def clean_amount(self) -> int | None:
+        typed = self.cleaned_data["amount"]
+        if not typed.strip():
+            return None
+        try:
+            amount = parse_amount(typed, self.obj.currency)
+        except AmountNotReadable as unreadable:
+            raise forms.ValidationError(str(unreadable)) from unreadable
+        if amount < 1:
+            raise forms.ValidationError("Type more than zero, or leave it blank for all.")
+        return amount
 
 
 def offered_for(trigger: Trigger):
@@ -122,12 +148,13 @@ def cancel(request, payment: Payment, data) -> str:
 
 
 def erase_customer(request, payment: Payment, data) -> str:
-    """An erasure request from the payment's page: every payment of that customer (its id, or
-    its email in any case) at that merchant (docs/data.md "Erasure")."""
+    """An erasure request from the payment's page: this payment and every payment of that
+    customer (its id, or its email in any case) at that merchant (docs/data.md "Erasure")."""
     erased = customer_erase(
         merchant_id=payment.merchant_id,
         customer_id=payment.customer,
         email=(payment.customer_details or {}).get("email"),
+        payment_id=payment.pk,
         operator=request.user,
     )
     return f"Erased the customer's personal data from {len(erased)} payment(s)."
@@ -138,7 +165,9 @@ ERASE = ObjectAction(
     "Erase customer data",
     "payments.erase_customer_data",
     erase_customer,
-    offered=lambda payment: payment.customer_details is not None,
+    offered=lambda payment: payments_of_customer(
+        merchant_id=payment.merchant_id, payment_id=payment.pk
+    ).exists(),
 )
 CAPTURE = ObjectAction(
     "capture",
@@ -160,7 +189,7 @@ class PaymentAdmin(MerchantFirstAdmin, ReadOnlyAdmin):
         merchant_name,
         "status",
         "amount_display",
-        "method_type",
+        "method_cell",
         "reference",
         "livemode",
         "created",
@@ -225,6 +254,20 @@ class PaymentAdmin(MerchantFirstAdmin, ReadOnlyAdmin):
     def amount_display(self, payment: Payment):
         return format_amount(payment.amount, payment.currency)
 
+    @admin.display(description="method", ordering="method_type")
+    def method_cell(self, payment: Payment):
+        """The method, and a card's brand and last four below it: what a last4 search
+        matched shows in the list."""
+        card = payment.card
+        if not card:
+            return payment.method_type
+        return format_html(
+            "{}<br><small>{} •••• {}</small>",
+            payment.method_type,
+            card.get("brand"),
+            card.get("last4"),
+        )
+
     @admin.display(description="captured")
     def captured_display(self, payment: Payment):
         return format_amount(payment.amount_captured, payment.currency)
@@ -252,10 +295,11 @@ class PaymentAdmin(MerchantFirstAdmin, ReadOnlyAdmin):
 
 class RouteInline(admin.TabularInline):
     """The merchant's live-mode routes (docs/methods.md "Routing"), edited on its page;
-    added from here since accounts may not import payments."""
+    added from here since accounts may not import payments. Each is checked on save by
+    Route.clean, its connector's account rules included (docs/processors.md)."""
 
     model = Route
-    fields = ("method_type", "currency", "connector")
+    fields = ("method_type", "currency", "connector", "account")
     extra = 0
 
 

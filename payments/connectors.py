@@ -15,7 +15,7 @@ from functools import cache
 from django.conf import settings
 from django.utils.module_loading import import_string
 
-from api.errors import ProcessingFailed
+from api.errors import ApiFailure, ProcessingFailed
 from payments.methods import Method, get_method
 from payments.models import TEST_CONNECTOR, Route
 
@@ -37,6 +37,7 @@ class Authorization:
     redirect_url: str | None = None  # with REQUIRES_ACTION: where the payer is sent
     resolve_after: datetime.timedelta | None = None  # with PROCESSING: when to ask again
     details: dict | None = None  # method.details for methods paid without a token
+    card: dict | None = None  # what the processor says of the card: merged into method.card
 
 
 @dataclass(frozen=True)
@@ -56,6 +57,15 @@ class RefundAnswer:
     resolve_after: datetime.timedelta | None = None
 
 
+class ConnectorInDoubt(ApiFailure):
+    """The processor could not be heard (a timeout, a dropped connection, a 5xx) after it may
+    have acted: the operation stays `started`, the token stays spent, and a retry with the
+    same Idempotency-Key or beat's recovery asks again with the same key (payments.runner).
+    Raised instead of a plain ServiceError whenever a call may have moved money."""
+
+    status, default_code = 502, "connector_http_error"
+
+
 class Connector:
     """Implementations answer for one mode. Each call may raise a ServiceError (for example
     `connector_http_error`) to say the processor could not be asked; nothing is then written.
@@ -68,6 +78,13 @@ class Connector:
 
     def supports(self, *, method: Method, currency: str) -> bool:
         raise NotImplementedError
+
+    def route_problems(self, route) -> dict[str, str]:
+        """A live route (payments.models.Route) naming this connector, checked on save:
+        {field: problem}. A connector that needs an account says which ones fit."""
+        if route.account:
+            return {"account": "This connector takes no account."}
+        return {}
 
     def authorize(self, *, payment, token, key: str) -> Authorization:
         """`token` is None for the methods paid without one (docs/methods.md)."""
@@ -99,6 +116,11 @@ class Connector:
 @cache
 def _load(path: str) -> Connector:
     return import_string(path)()
+
+
+def live_connector(name: str) -> Connector:
+    """A configured connector by its name in PAYMENT_CONNECTORS."""
+    return _load(settings.PAYMENT_CONNECTORS[name])
 
 
 def _connector_named(name: str | None) -> Connector | None:

@@ -118,6 +118,9 @@ class Payment(models.Model):
     # when never. Nullable and unchecked: adding it rewrites and scans nothing, and code of the
     # previous release still inserts payments (docs/production.md "Upgrading").
     clock_advanced_by = models.IntegerField(null=True, blank=True)
+    # The X-Request-Id of the create: its timeline finds the request through it, sent with an
+    # Idempotency-Key or without (refunds.timeline). Nullable: adding it rewrites nothing.
+    request_id = models.CharField(max_length=64, null=True, blank=True)
 
     class Meta:
         permissions = [
@@ -156,7 +159,6 @@ class Payment(models.Model):
                 name="payment_customer_email_ci",
             ),
             models.Index(fields=["amount"], name="payment_amount"),
-            models.Index(fields=["created"], name="payment_created"),
         ]
 
     def __str__(self):
@@ -180,6 +182,14 @@ class Route(models.Model):
     method_type = models.CharField(max_length=32, help_text="a wire method name")
     currency = models.CharField(max_length=3, help_text="lowercase ISO 4217")
     connector = models.CharField(max_length=64, help_text="a name in PAYMENT_CONNECTORS")
+    account = models.CharField(
+        max_length=64,
+        blank=True,
+        default="",
+        db_default="",  # the previous release inserts routes without it
+        help_text="the connector account (cacct_ id) whose credentials serve it, if its "
+        "connector takes one (docs/processors.md)",
+    )
 
     class Meta:
         constraints = [
@@ -200,6 +210,18 @@ class Route(models.Model):
             problems["currency"] = f"{self.method_type} does not serve {self.currency!r}."
         if self.connector == TEST_CONNECTOR or self.connector not in settings.PAYMENT_CONNECTORS:
             problems["connector"] = "Not a live connector named in PAYMENT_CONNECTORS."
+        elif not problems:
+            # Late: payments.connectors reads this model.
+            from payments.connectors import live_connector
+
+            connector = live_connector(self.connector)
+            if not connector.supports(method=method, currency=self.currency):
+                problems["method_type"] = (
+                    f"{self.connector} does not serve {self.method_type} in {self.currency} "
+                    "(docs/processors.md)."
+                )
+            else:
+                problems.update(connector.route_problems(self))
         if problems:
             raise ValidationError(problems)
 
@@ -243,6 +265,9 @@ class Operation(models.Model):
     # retry of that request resumes this operation instead of running again.
     idempotency_record_id = models.BigIntegerField(null=True, blank=True)
     created = models.DateTimeField(default=timezone.now)
+    # Recovery could not ask the connector (it was down): not asked again before this
+    # (payments.operations.ask_again_at); null: as soon as it is stale.
+    retry_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         constraints = [
@@ -267,3 +292,28 @@ class Operation(models.Model):
 
     def __str__(self):
         return f"{self.id} {self.kind} {self.payment_id} {self.state}"
+
+
+class Dispute(models.Model):
+    """A chargeback the processor reported against a captured payment (docs/processors.md
+    "Disputes"). Written by payments.disputes only, with its payment's move to `disputed`."""
+
+    class Status(models.TextChoices):
+        NEEDS_RESPONSE = "needs_response"
+        UNDER_REVIEW = "under_review"
+        WON = "won"
+        LOST = "lost"
+
+    id = PrefixedIdField(prefix="dp")
+    merchant = models.ForeignKey(Merchant, on_delete=models.PROTECT, related_name="disputes")
+    livemode = models.BooleanField()
+    payment = models.ForeignKey(Payment, on_delete=models.PROTECT, related_name="disputes")
+    amount = models.BigIntegerField()
+    currency = models.CharField(max_length=3)
+    # The processor's word for why (Stripe's `reason`: fraudulent, product_not_received...).
+    reason = models.CharField(max_length=64)
+    status = models.CharField(max_length=16, choices=Status.choices)
+    created = models.DateTimeField(default=timezone.now)
+
+    def __str__(self):
+        return f"{self.id} {self.status} {format_amount(self.amount, self.currency)}"

@@ -145,7 +145,8 @@ previous_attributes_of(Payment, "PaymentPreviousAttributes")
 class TokenCard(serializers.Serializer):
     brand = serializers.CharField()
     last4 = serializers.CharField(min_length=4, max_length=4)
-    bin = serializers.CharField(min_length=6, max_length=8)
+    # Empty on a live token: the processor does not tell it (docs/processors.md).
+    bin = serializers.CharField(max_length=8, allow_blank=True)
     exp_month = serializers.IntegerField(min_value=1, max_value=12)
     exp_year = serializers.IntegerField()
 
@@ -262,6 +263,7 @@ PAYMENT_DECLINED = {
         "pay_01M853FRS0X1E9PRK3Y988FRV2 is declined.",
         "param": None,
         "decline_code": "generic_decline",
+        "payment": "pay_01M853FRS0X1E9PRK3Y988FRV2",
         "request_id": "req_01M853FRRS4EQCCDDAT9J63QFB",
     }
 }

@@ -5,6 +5,10 @@
 
 A process that dies between asking and applying leaves the operation `started`; beat asks
 the connector again with the same key and applies the answer (`operations_recover`).
+
+A processor asked again about something it has not settled, or that could not be asked at all,
+is asked after a wait that doubles with the thing's age (`ask_again_at`): the one schedule
+of processing payments, pending refunds and operations recovery could not finish.
 """
 
 import datetime
@@ -13,6 +17,7 @@ import logging
 from collections.abc import Callable, Iterable
 
 from django.conf import settings
+from django.db.models import Q
 from django.utils import timezone
 
 from api.errors import ProcessingFailed, ServiceError
@@ -23,8 +28,25 @@ from payments.models import Operation
 
 STARTED = Operation.State.STARTED
 RECOVERY_BATCH = 200  # the next tick takes the rest
+# Bounds of the wait before asking a processor again (docs/payments.md "Time"): not on every
+# beat tick, and a settlement whose webhook was lost is still seen within 6 hours.
+ASK_AGAIN_MIN_WAIT = datetime.timedelta(minutes=1)
+ASK_AGAIN_MAX_WAIT = datetime.timedelta(hours=6)
 
 log = logging.getLogger(__name__)
+
+
+def ask_again_at(created: datetime.datetime, now: datetime.datetime) -> datetime.datetime:
+    """When to ask a processor again about a thing made at `created` (a payment, a refund, an
+    operation): after as long as it has existed, so the waits double with no count stored."""
+    return now + min(max(now - created, ASK_AGAIN_MIN_WAIT), ASK_AGAIN_MAX_WAIT)
+
+
+def ask_again_later(row, field: str, **unsettled) -> None:
+    """Move `row`'s next ask (its `field`) to `ask_again_at`, if the filter `unsettled` still
+    matches it (settled meanwhile: no row changes)."""
+    when = ask_again_at(row.created, timezone.now())
+    type(row).objects.filter(pk=row.pk, **unsettled).update(**{field: when})
 
 
 def is_busy(payment_id: str) -> bool:
@@ -80,16 +102,20 @@ def operation_abandon(operation: Operation) -> None:
 def operations_recover(kinds: Iterable[str], recover: Callable[[Operation], object]) -> int:
     """Beat: `recover(operation)` for each operation of `kinds` started longer ago than
     OPERATION_RECOVERY_SECONDS (its process most likely died between asking the connector
-    and writing the answer), oldest first; -> how many were tried. One the connector cannot
-    answer now stays `started` for the next tick and is logged."""
-    cutoff = timezone.now() - datetime.timedelta(seconds=settings.OPERATION_RECOVERY_SECONDS)
+    and writing the answer) and not waiting to be asked again, oldest first; -> how many were
+    tried. One the connector cannot answer now stays `started`, is logged, and waits
+    (`ask_again_at`) rather than being asked on every tick."""
+    now = timezone.now()
+    cutoff = now - datetime.timedelta(seconds=settings.OPERATION_RECOVERY_SECONDS)
     stale = Operation.objects.filter(state=STARTED, kind__in=list(kinds), created__lte=cutoff)
-    operations = list(stale.order_by("created")[:RECOVERY_BATCH])
+    waited = stale.filter(Q(retry_at__isnull=True) | Q(retry_at__lte=now))
+    operations = list(waited.order_by("created")[:RECOVERY_BATCH])
     for operation in operations:
         try:
             recover(operation)
         except ServiceError as exc:
             log.error("could not recover %s: %s (%s)", operation.pk, exc.message, exc.code)
+            ask_again_later(operation, "retry_at", state=STARTED)
     return len(operations)
 
 

@@ -13,7 +13,7 @@ no other change may begin, so exactly one caller reaches the connector.
 import logging
 
 from django.conf import settings
-from django.db import transaction
+from django.db import connection, transaction
 from django.utils import timezone
 
 from accounts.models import Merchant
@@ -26,10 +26,17 @@ from payments.connectors import connector_of
 from payments.fees import parse_schedule
 from payments.methods import Method, get_method
 from payments.models import Operation, Payment
-from payments.runner import operation_start, resumable, run
+from payments.operations import ask_again_later
+from payments.runner import (
+    operation_new,
+    operation_start,
+    operation_start_taking,
+    resumable,
+    run,
+)
 from payments.states import Status, Trigger, check_transition
 from payments.steps import CREATE_FIELDS, TRIGGERS, PaymentWork, payment_operation_recover
-from payments.tokens import card_of, token_take
+from payments.tokens import TokenTake, card_of, token_take
 from payments.writes import (
     AUTOMATIC,
     enter,
@@ -104,6 +111,7 @@ def payment_create(
     metadata: dict | None = None,
     api_version: str | None = None,
     claim: Claim | None = None,
+    request_id: str | None = None,
 ) -> Payment:
     """Create a payment; with a token, or for a method paid without one, it is authorized (and
     maybe captured) in the same call: the token is spent and the operation recorded in one
@@ -136,18 +144,36 @@ def payment_create(
         return_url=return_url,
         statement_descriptor=statement_descriptor,
         metadata=metadata or {},
+        request_id=request_id,
     )
     connector_of(payment)  # 422 `no_route` before anything is written
     if token_id is None and method.card_like:
         return _create_pending(payment, api_version, claim)
-    with transaction.atomic():
-        if token_id is not None:
-            _take_token(payment, method, token_id)
-        values = {field: getattr(payment, field) for field in CREATE_FIELDS}
-        operation = operation_start(
-            Kind.CREATE, payment=payment, request=values, api_version=api_version, claim=claim
-        )
+    payment.token_id = token_id
+    values = {field: getattr(payment, field) for field in CREATE_FIELDS}
+    start = {"payment": payment, "request": values, "api_version": api_version, "claim": claim}
+    if token_id is not None and connection.vendor == "postgresql":
+        operation = operation_new(Kind.CREATE, **start)
+        _start_spending_token(operation, payment, method, claim)
+    else:
+        with transaction.atomic():
+            if token_id is not None:
+                _take_token(payment, method, token_id)
+            operation = operation_start(Kind.CREATE, **start)
     return run(operation, PaymentWork(payment), claim)
+
+
+def _start_spending_token(
+    operation: Operation, payment: Payment, method: Method, claim: Claim | None
+) -> None:
+    """A create's step 1 on PostgreSQL: the token spent and the operation recorded behind the
+    claim in one statement, its own transaction (payments.runner.operation_start_taking)."""
+    take = TokenTake(payment.merchant, payment.livemode, payment.token_id, method, timezone.now())
+    row = operation_start_taking(take.statement, operation, claim)
+    if row is None:
+        raise take.refusal()
+    payment.token = take.token(row)
+    payment.card = card_of(payment.token, method)
 
 
 def _create_pending(payment: Payment, api_version: str | None, claim: Claim | None) -> Payment:
@@ -238,8 +264,17 @@ def payment_resolve_if_due(*, payment: Payment, api_version: str | None = None) 
     except ProcessingFailed as exc:
         if exc.code not in ("payment_not_advanceable", "payment_in_progress"):
             raise
+        if exc.code == "payment_not_advanceable":
+            payment_ask_again_later(payment)
         payment.refresh_from_db()
         return payment
+
+
+def payment_ask_again_later(payment: Payment) -> None:
+    """Still processing at the processor, or the processor could not be asked (beat's
+    sweep): the next ask waits (payments.operations.ask_again_at) rather than being made on
+    every beat tick and every read. A payment settled meanwhile is left alone."""
+    ask_again_later(payment, "due_at", status=Status.PROCESSING, due_at__lte=timezone.now())
 
 
 def payment_as_of_now(*, payment: Payment, api_version: str | None = None) -> Payment:

@@ -38,6 +38,7 @@ class Trigger(StrEnum):
     CANCEL = "cancel"  # POST /v1/payments/:id/cancel
     EXPIRE = "expire"  # the lifetime of pending, requires_action or authorized elapsed
     REFUND = "refund"  # POST /v1/payments/:id/refunds (refunds.services)
+    DISPUTE = "dispute"  # the processor reports a chargeback (payments.disputes)
 
 
 S = Status
@@ -77,6 +78,9 @@ TRANSITIONS: tuple[Transition, ...] = (
     Transition(
         (S.CAPTURED, S.PARTIALLY_REFUNDED), Trigger.REFUND, (S.PARTIALLY_REFUNDED, S.REFUNDED)
     ),
+    # Not shown by the spec (decision, docs/processors.md "Disputes"): money taken can be
+    # disputed, refunded or not ("A refund does not prevent a later dispute"); nothing leaves.
+    Transition((S.CAPTURED, S.PARTIALLY_REFUNDED, S.REFUNDED), Trigger.DISPUTE, (S.DISPUTED,)),
 )
 _TABLE: dict[Trigger, Transition] = {row.trigger: row for row in TRANSITIONS}
 
@@ -89,6 +93,7 @@ REFUSAL_CODES: dict[Trigger, str] = {
     Trigger.REFUND: "payment_not_refundable",
     Trigger.PAYER_ACTION: "payment_not_awaiting_action",
     Trigger.EXPIRE: "payment_not_expirable",
+    Trigger.DISPUTE: "payment_not_disputable",  # never a client's: the processor's event
 }
 
 # Lifetimes (spec "Limits"): how long a payment may stay in a status before it expires.
@@ -141,4 +146,5 @@ _PAST = {
     Trigger.CANCEL: "canceled",
     Trigger.EXPIRE: "expired",
     Trigger.REFUND: "refunded",
+    Trigger.DISPUTE: "disputed",
 }

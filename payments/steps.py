@@ -13,12 +13,13 @@ from events.services import events_written, new_events
 from infra.rows import insert_instances_if
 from payments import metrics
 from payments.connectors import Authorization, Connector, Refusal
+from payments.methods import get_method
 from payments.models import Operation, Payment, Token
 from payments.operations import operation_apply, operation_applying
 from payments.runner import run
 from payments.serializers import payment_to_dict
 from payments.states import Status, Trigger, check_transition
-from payments.tokens import token_release
+from payments.tokens import card_of, token_release
 from payments.writes import (
     emit,
     enter,
@@ -39,7 +40,9 @@ TRIGGERS = {
     Kind.CAPTURE: Trigger.CAPTURE,
     Kind.VOID: Trigger.CANCEL,
 }
-# The values a create's operation keeps of its payment: enough to insert it with the answer.
+# The values a create's operation keeps of its payment: enough to insert it with the answer
+# (the card is its token's: _subject reads it again, so step 1 can record the operation in
+# the statement that takes the token, before the token's row is known).
 CREATE_FIELDS = (
     "id",
     "merchant_id",
@@ -50,7 +53,6 @@ CREATE_FIELDS = (
     "description",
     "capture_method",
     "method_type",
-    "card",
     "customer",
     "customer_details",
     "return_url",
@@ -154,6 +156,8 @@ def _subject(operation: Operation) -> Payment:
         payment = Payment(**{field: request[field] for field in CREATE_FIELDS})
         payment.merchant = Merchant.objects.get(pk=payment.merchant_id)
         payment.created = operation.created  # its request's moment, not the recovery's
+        if payment.token_id is not None:
+            payment.card = card_of(payment.token, get_method(payment.method_type))
     else:
         payment = Payment.objects.select_related("merchant", "token").get(pk=operation.payment_id)
     if operation.kind == Kind.CONFIRM:

@@ -40,10 +40,20 @@ def _sweep(statuses: tuple[Status, ...], handle) -> int:
     return done
 
 
+def _resolve_or_wait(*, payment: Payment) -> Payment:
+    """A processor that cannot be asked now (down, or in doubt) is asked again after the wait
+    of a payment still processing, not on every tick; the sweep logs the error."""
+    try:
+        return services.payment_resolve_if_due(payment=payment)
+    except ServiceError:
+        services.payment_ask_again_later(payment)
+        raise
+
+
 @shared_task
 def resolve_due_payments() -> int:
     """processing past its resolve time -> its settled outcome."""
-    return _sweep((Status.PROCESSING,), services.payment_resolve_if_due)
+    return _sweep((Status.PROCESSING,), _resolve_or_wait)
 
 
 @shared_task

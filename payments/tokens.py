@@ -3,6 +3,7 @@ processed."""
 
 import datetime
 import functools
+from dataclasses import dataclass
 
 from django.db import connection
 from django.utils import timezone
@@ -14,6 +15,8 @@ from infra.rows import Columns, ModelRows
 from payments.methods import Method
 from payments.models import Token
 
+TOKEN_LIFETIME = datetime.timedelta(minutes=15)  # spec "Limits": token validity
+
 
 def _token_error(message: str) -> ValidationFailed:
     return ValidationFailed(message, code="token_invalid", param="payment_method.token")
@@ -23,49 +26,69 @@ _TOKEN_ROWS = ModelRows(Token)
 
 
 @functools.cache
-def _take_sql() -> str:
+def _take_sql(after: str | None) -> str:
+    """The conditional UPDATE that claims a usable token and returns it: atomic (two payments
+    can never share a token), and RETURNING saves a round trip. `after`: the name of a WITH
+    part that must have returned a row for the token to be taken (the request's claim still
+    held: payments.runner.operation_start_taking)."""
     t = Columns(Token)
+    fence = f" AND EXISTS (SELECT FROM {after})" if after else ""
     return (
-        f"UPDATE {t.table} SET {t.used_at} = %(now)s WHERE {t.id} = %(id)s "
-        f"AND {t.merchant} = %(merchant_id)s AND {t.livemode} = %(livemode)s "
-        f"AND {t.used_at} IS NULL AND {t.expires_at} > %(now)s AND {t.type} = %(type)s "
+        f"UPDATE {t.table} SET {t.used_at} = %s WHERE {t.id} = %s "
+        f"AND {t.merchant} = %s AND {t.livemode} = %s "
+        f"AND {t.used_at} IS NULL AND {t.expires_at} > %s AND {t.type} = %s{fence} "
         f"RETURNING {_TOKEN_ROWS.columns}"
     )
 
 
-def _take_if_usable(**params) -> Token | None:
-    """One statement claims the token and returns it: the conditional UPDATE makes the claim
-    atomic (two payments can never share a token) and RETURNING saves a round trip."""
-    with connection.cursor() as cursor:
-        cursor.execute(_take_sql(), params)
-        row = cursor.fetchone()
-    return _TOKEN_ROWS.instance(row) if row else None
+@dataclass(frozen=True)
+class TokenTake:
+    """What a payment asks of a token: this one, of the method's type, the merchant's and
+    usable now."""
+
+    merchant: Merchant
+    livemode: bool
+    token_id: str
+    method: Method
+    now: datetime.datetime
+
+    def statement(self, after: str | None = None) -> tuple[str, list]:
+        """-> (sql, params) of the UPDATE ... RETURNING that takes it (see _take_sql)."""
+        # Adapted as the ORM would (SQLite stores and compares timestamps as text).
+        now = Token._meta.get_field("used_at").get_db_prep_value(self.now, connection)
+        params = [now, self.token_id, self.merchant.pk, self.livemode, now]
+        return _take_sql(after), [*params, self.method.token_type]
+
+    def token(self, row, start: int = 0) -> Token:
+        """The token from the columns the statement returned (from `start` in `row`)."""
+        return _TOKEN_ROWS.instance(row, start)
+
+    def refusal(self) -> ValidationFailed:
+        """Why the statement took nothing (400 token_invalid)."""
+        token = Token.objects.filter(
+            pk=self.token_id, merchant=self.merchant, livemode=self.livemode
+        ).first()
+        if token is None:
+            return _token_error(f"No such token: {quoted(self.token_id)}.")
+        if token.used_at is not None:
+            return _token_error("This token has already been used; tokens are single-use.")
+        if token.expires_at <= self.now:
+            return _token_error("This token has expired; tokens are valid for 15 minutes.")
+        return _token_error(
+            f"This token is of type {token.type}; payment_method.type {self.method.name} needs "
+            f"a {self.method.token_type} token."
+        )
 
 
 def token_take(*, merchant: Merchant, livemode: bool, token_id: str, method: Method) -> Token:
     """Mark the token used and return it, or say why it cannot be used (400 token_invalid)."""
-    now = timezone.now()
-    token = _take_if_usable(
-        # Adapted as the ORM would (SQLite stores and compares timestamps as text).
-        now=Token._meta.get_field("used_at").get_db_prep_value(now, connection),
-        id=token_id,
-        merchant_id=merchant.pk,
-        livemode=livemode,
-        type=method.token_type,
-    )
-    if token is not None:
-        return token
-    token = Token.objects.filter(pk=token_id, merchant=merchant, livemode=livemode).first()
-    if token is None:
-        raise _token_error(f"No such token: {quoted(token_id)}.")
-    if token.used_at is not None:
-        raise _token_error("This token has already been used; tokens are single-use.")
-    if token.expires_at <= now:
-        raise _token_error("This token has expired; tokens are valid for 15 minutes.")
-    raise _token_error(
-        f"This token is of type {token.type}; payment_method.type {method.name} needs "
-        f"a {method.token_type} token."
-    )
+    take = TokenTake(merchant, livemode, token_id, method, timezone.now())
+    with connection.cursor() as cursor:
+        cursor.execute(*take.statement())
+        row = cursor.fetchone()
+    if row is None:
+        raise take.refusal()
+    return take.token(row)
 
 
 def token_release(token: Token) -> None:

@@ -30,11 +30,13 @@ def outcome_error(payment: Payment) -> ServiceError | None:
             f"The card was declined ({outcome['decline_code']}, {softness}). "
             f"Payment {payment.id} is declined.",
             decline_code=outcome["decline_code"],
+            payment=payment.id,
         )
     if payment.status == Status.FAILED:
         return ProcessingFailed(
             f"The payment could not be processed. Payment {payment.id} is failed.",
             code="payment_failed",
+            payment=payment.id,
         )
     return None
 
@@ -79,6 +81,7 @@ class PaymentListCreate(PaymentMixin, ServiceAPIView):
             token_id=method.get("token"),
             api_version=request.api_version,
             claim=self.claim(created),
+            request_id=request.request_id,
             **data,
         )
         return self.respond(created, payment)

@@ -46,6 +46,8 @@ def take_authorization(payment: Payment, auth: Authorization, now: datetime.date
     payment.outcome = {**empty_outcome(), **auth.outcome}
     if auth.details is not None:
         payment.method_details = auth.details
+    if auth.card:
+        payment.card = {**(payment.card or {}), **auth.card}
     if auth.result == Result.APPROVED:
         payment.authorized_at = now
         if payment.capture_method == AUTOMATIC:

@@ -18,16 +18,23 @@ from backoffice.toolkit import (
     user_may,
     utc,
 )
-from events.models import Event
-from payments.admin import AmountForm, CurrencyFilter, events_table, offered_for
+from payments.admin import AmountForm, CurrencyFilter, events_table, fees_line, offered_for
 from payments.models import Payment
 from payments.states import Trigger
 from refunds.models import Refund
 from refunds.services import refund_create
+from refunds.timeline import Item, payment_timeline
 from webhooks.admin import RESPONSE_EXCERPT, with_last_attempt
 from webhooks.models import Delivery
 
-REFUND_FIELDS = ("id", "status", "amount", "currency", "failure_code", "reason", "created")
+
+@admin.display(description="amount", ordering="amount")
+def refund_amount(refund: Refund) -> str:
+    """In the currency's major units, as every amount in the back office (599 eur was shown)."""
+    return format_amount(refund.amount, refund.currency)
+
+
+REFUND_FIELDS = ("id", "status", refund_amount, "failure_code", "reason", "created")
 
 
 @admin.register(Refund)
@@ -37,7 +44,7 @@ class RefundAdmin(MerchantFirstAdmin, ReadOnlyAdmin):
         merchant_name,
         "payment_ref",
         "status",
-        "amount_display",
+        refund_amount,
         "failure_code",
         "reason",
         "created",
@@ -49,7 +56,22 @@ class RefundAdmin(MerchantFirstAdmin, ReadOnlyAdmin):
     list_select_related = ("merchant", "payment")
     show_full_result_count = False
     paginator = CappedPaginator
-    readonly_fields = ("events",)
+    # Internal scheduling fields (due_at) stay off the page, as on the payment's.
+    fields = (
+        "id",
+        "merchant",
+        "livemode",
+        "payment",
+        "status",
+        refund_amount,
+        "reason",
+        "failure_code",
+        "fee_display",
+        "metadata",
+        "created",
+        "events",
+    )
+    readonly_fields = (refund_amount, "fee_display", "events")
 
     def get_search_results(self, request, queryset, search_term):
         """One condition by the id's prefix: Django's OR across the payment's join read
@@ -64,9 +86,9 @@ class RefundAdmin(MerchantFirstAdmin, ReadOnlyAdmin):
     def payment_ref(self, refund: Refund):
         return refund.payment_id  # its id: the payment's title is long
 
-    @admin.display(description="amount", ordering="amount")
-    def amount_display(self, refund: Refund):
-        return format_amount(refund.amount, refund.currency)
+    @admin.display(description="fee")
+    def fee_display(self, refund: Refund):
+        return fees_line(refund.fee)
 
     @admin.display(description="Events (oldest first)")
     def events(self, refund: Refund):
@@ -120,61 +142,106 @@ def delivery_line(delivery: Delivery):
     )
 
 
-def event_row(event: Event, deliveries: list[Delivery], may_resend: bool):
+def event_cells(event: dict, deliveries: list[Delivery], may_resend: bool):
     resend = (
         format_html(
             ' <a class="button" href="{}">Resend</a>',
-            admin_url("events_event_resend", event.id),
+            admin_url("events_event_resend", event["id"]),
         )
         if may_resend
         else ""
     )
     return format_html(
-        '<tr><td>{}</td><td><a href="{}">{}</a></td><td>{}</td><td>{}</td>'
-        "<td><ul>{}</ul>{}</td></tr>",
-        utc(event.created),
-        admin_url("events_event_change", event.id),
-        event.id,
-        event.type,
-        event.resource_id,
+        '<a href="{}">{}</a></td><td>{} of {}<ul>{}</ul>{}',
+        admin_url("events_event_change", event["id"]),
+        event["id"],
+        event["type"],
+        event["data"]["object"].get("id"),
         format_html_join("", "{}", ((delivery_line(d),) for d in deliveries)) or "no delivery",
         resend,
     )
 
 
-def payment_timeline(payment: Payment, *, may_resend: bool):
-    """One chronological table of the payment's and its refunds' events, each linked, each
-    with its deliveries per endpoint; three queries whatever the number of rows."""
-    resources = [payment.id, *payment.refunds.values_list("id", flat=True)]
-    events = list(
-        Event.objects.filter(
-            merchant_id=payment.merchant_id, livemode=payment.livemode, resource_id__in=resources
-        ).order_by("created", "id")
+def request_cells(request: dict):
+    error = request["error"]
+    return format_html(
+        "{}</td><td><code>{} {}</code> answered {}{}{}",
+        request["id"],
+        request["method"],
+        request["path"],
+        request["status"],
+        format_html(" ({})", error["code"]) if error else "",
+        format_html(", Idempotency-Key <code>{}</code>", request["idempotency_key"])
+        if request["idempotency_key"]
+        else "",
     )
+
+
+def status_change_cells(change: dict):
+    return format_html(
+        "{}</td><td>{}: {} &rarr; <strong>{}</strong>",
+        change["event"],
+        change["resource"],
+        change["from"] or "(new)",
+        change["to"],
+    )
+
+
+def attempt_cells(attempt: dict):
+    answer = attempt["error"] or attempt["response_body"][:RESPONSE_EXCERPT]
+    return format_html(
+        "{}</td><td>#{} of {} to {}: <strong>{}</strong>, HTTP {}{}",
+        attempt["id"],
+        attempt["attempt"],
+        attempt["event"],
+        attempt["endpoint"],
+        attempt["status"],
+        attempt["http_status"] or "none",
+        format_html(" <q>{}</q>", answer) if answer else "",
+    )
+
+
+def item_row(item: Item, deliveries: dict[str, list[Delivery]], may_resend: bool):
+    if item.type == "event":
+        cells = event_cells(item.body, deliveries.get(item.id, []), may_resend)
+    elif item.type == "request":
+        cells = request_cells(item.body)
+    elif item.type == "status_change":
+        cells = status_change_cells(item.body)
+    else:
+        cells = attempt_cells(item.body)
+    kind = item.type.replace("_", " ")
+    return format_html("<tr><td>{}</td><td>{}</td><td>{}</td></tr>", utc(item.at), kind, cells)
+
+
+def timeline_table(payment: Payment, *, may_resend: bool):
+    """The payment's timeline as GET /v1/payments/:id/timeline tells it (refunds.timeline),
+    one row per item, oldest first; an event's row adds its deliveries per endpoint and the
+    Resend button."""
+    items = payment_timeline(payment)
     deliveries = with_last_attempt(
-        Delivery.objects.filter(event__in=[e.id for e in events]).select_related("endpoint")
-    ).order_by("endpoint_id")
+        Delivery.objects.filter(event__in=[i.id for i in items if i.type == "event"])
+        .select_related("endpoint")
+        .order_by("endpoint_id")
+    )
     by_event: dict[str, list[Delivery]] = {}
     for delivery in deliveries:
         by_event.setdefault(delivery.event_id, []).append(delivery)
-    rows = format_html_join(
-        "",
-        "{}",
-        ((event_row(e, by_event.get(e.id, []), may_resend),) for e in events),
-    )
+    rows = format_html_join("", "{}", ((item_row(i, by_event, may_resend),) for i in items))
     return format_html(
-        "<table><thead><tr><th>time</th><th>event</th><th>type</th><th>resource</th>"
-        "<th>deliveries</th></tr></thead><tbody>{}</tbody></table>",
+        "<table><thead><tr><th>time</th><th>what</th><th>id</th><th>detail</th></tr></thead>"
+        "<tbody>{}</tbody></table>",
         rows,
     )
 
 
 def timeline_context(request, payment: Payment | None) -> dict:
     may_resend = user_may(request, "events.resend_event")
-    return {"timeline": payment_timeline(payment, may_resend=may_resend) if payment else ""}
+    return {"timeline": timeline_table(payment, may_resend=may_resend) if payment else ""}
 
 
-# The events table gives way to the timeline, which also has the refunds' events.
+# The events table gives way to the timeline, which also has the refunds' events, the
+# requests, the status changes and the delivery attempts.
 extend_admin(
     Payment,
     AdminExtension(

@@ -3,9 +3,8 @@ responses and event payloads alike."""
 
 from rest_framework import serializers
 
-from api.fields import AmountField, MetadataField
+from api.fields import AmountField, MetadataField, StrictCharField
 from api.renderers import format_timestamp
-from payments.serializers import StrictCharField
 from refunds.models import Refund
 
 

@@ -16,11 +16,17 @@ from django.utils import timezone
 
 from api.errors import ProcessingFailed, ServiceError, ValidationFailed
 from api.idempotency import Claim
-from events.services import emit_all, previous_attributes
+from events.services import emit_change
 from payments.connectors import Connector, RefundAnswer
 from payments.fees import refund_fee_for
 from payments.models import Operation, Payment
-from payments.operations import is_busy, operation_apply, refuse_if_busy
+from payments.operations import (
+    ask_again_at,
+    ask_again_later,
+    is_busy,
+    operation_apply,
+    refuse_if_busy,
+)
 from payments.runner import operation_start, resumable, run
 from payments.states import Trigger, check_transition
 from payments.writes import payment_lock, payment_refund_succeeded
@@ -36,14 +42,8 @@ REFUND_FIELDS = ("id", "merchant_id", "livemode", "payment_id", "amount", "curre
 
 
 def _emit(refund: Refund, types: list[str], before: dict | None, api_version: str | None):
-    after = refund_to_dict(refund)
-    emit_all(
-        merchant=refund.merchant,
-        livemode=refund.livemode,
-        types=types,
-        obj=after,
-        previous_attributes=previous_attributes(before, after),
-        api_version=api_version,
+    emit_change(
+        refund, after=refund_to_dict(refund), types=types, before=before, api_version=api_version
     )
 
 
@@ -51,11 +51,14 @@ def _take_answer(
     refund: Refund, payment: Payment, answer: RefundAnswer, now: datetime.datetime
 ) -> None:
     """Write the connector's answer onto the refund (and, on success, onto the payment)."""
+    asked_again = refund.status == RefundStatus.PENDING
     check_refund_transition(refund.status, answer.status)
     refund.status = answer.status
     refund.due_at = None
     if answer.status == RefundStatus.PENDING:
         refund.due_at = now + answer.resolve_after
+        if asked_again:  # still pending: the waits double (as a payment still processing)
+            refund.due_at = max(refund.due_at, ask_again_at(refund.created, now))
     elif answer.status == RefundStatus.FAILED:
         if answer.failure_code not in FAILURE_CODES:
             raise ValueError(f"unknown refund failure_code {answer.failure_code!r}")
@@ -217,6 +220,13 @@ def refund_resolve_if_due(*, refund: Refund, api_version: str | None = None) -> 
     if refund.due_at is None or refund.due_at > timezone.now():
         return refund
     return refund_resolve(refund=refund, api_version=api_version)
+
+
+def refund_ask_again_later(refund: Refund) -> None:
+    """The processor could not be asked about a due pending refund (beat's sweep): the next
+    ask waits (payments.operations.ask_again_at). One settled meanwhile is left alone."""
+    now = timezone.now()
+    ask_again_later(refund, "due_at", status=RefundStatus.PENDING, due_at__lte=now)
 
 
 def refund_as_of_now(*, refund: Refund, api_version: str | None = None) -> Refund:

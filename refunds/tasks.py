@@ -25,8 +25,10 @@ def resolve_due_refunds() -> int:
         try:
             services.refund_resolve(refund=refund)
         except ServiceError as exc:
-            # One refund the connector cannot serve must not stop the others; it stays due.
+            # One refund the connector cannot serve must not stop the others; it is asked
+            # again after a wait that doubles with its age, not on every tick.
             log.error("could not settle %s: %s (%s)", refund.pk, exc.message, exc.code)
+            services.refund_ask_again_later(refund)
     return len(due)
 
 

@@ -5,7 +5,7 @@ holds no database connection or lock and cannot take every web thread (docs/paym
 The wait happens while the connector is asked (no transaction is open then: payments'
 connector operations); the thread's database connection goes back to the pool first. A
 merchant may have at most SANDBOX_LATENCY_CONCURRENCY simulated waits at once, and each wait
-holds SANDBOX_LATENCY_COST more units of the merchant's test-mode budget (api.budgets: the
+holds SANDBOX_LATENCY_COST more units of the merchant's test-mode budget (admission.budgets: the
 same all-or-none hold, in Redis when configured, so across every web process); one more is
 refused with 429 `rate_limit_exceeded` before it waits, and processes nothing.
 """
@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from django.conf import settings
 from django.db import connection
 
-from api import budgets
+from admission import budgets
 from api.errors import RateLimited
 
 sleep = time.sleep  # module attribute: tests look at what is held while it runs
@@ -25,7 +25,7 @@ sleep = time.sleep  # module attribute: tests look at what is held while it runs
 @contextmanager
 def merchant_slot(*, merchant_id: str, refusal: str, cost: int = 0):
     """Hold one of the merchant's SANDBOX_LATENCY_CONCURRENCY slots (and `cost` units of its
-    test-mode budget, api/budgets.py) for the block, or refuse with 429 `rate_limit_exceeded`
+    test-mode budget, admission/budgets.py) for the block, or refuse with 429 `rate_limit_exceeded`
     before it runs. The slots are shared by the sandbox's calls that hold a web thread for
     seconds: simulated latency, and simulate-webhook's inline deliveries (docs/webhooks.md
     "simulate-webhook")."""

@@ -4,9 +4,9 @@ the simulator's input serializers live beside their views, which name them."""
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 
-from api.openapi import PAGE_PARAMETERS, error_responses, exchange, list_of, spec
+from api.openapi import PAGE_PARAMETERS, ObjectName, error_responses, exchange, list_of, spec
 from payments.openapi import AT, CARD, TOKEN_ID, Payment, Token
-from webhooks.openapi import EventWithAttempts
+from webhooks.openapi_events import EventWithAttempts
 
 T = "Endpoints > Test-mode endpoints > "
 TOKEN_CREATED = {201: Token}
@@ -105,4 +105,85 @@ retry_now = extend_schema(
     ),
     request=None,
     responses={202: EventWithAttempts},
+)
+
+
+class ResetDeleted(serializers.Serializer):
+    payments = serializers.IntegerField()
+    refunds = serializers.IntegerField()
+    disputes = serializers.IntegerField()
+    tokens = serializers.IntegerField()
+    events = serializers.IntegerField()
+    deliveries = serializers.IntegerField()
+    attempts = serializers.IntegerField()
+    idempotency_keys = serializers.IntegerField()
+    webhook_endpoints = serializers.IntegerField()
+
+
+class SandboxReset(serializers.Serializer):
+    object = ObjectName("sandbox_reset")
+    deleted = ResetDeleted()
+    in_flight = serializers.IntegerField()
+    complete = serializers.BooleanField()
+
+
+reset = extend_schema(
+    **spec(
+        "Reset the test data",
+        "",
+        "Deletes this merchant's test-mode payments, refunds, disputes, tokens, events, "
+        "webhook deliveries and attempts and stored idempotent answers (and its test webhook "
+        "endpoints with `webhook_endpoints: true`), in short batches that never lock a live "
+        "row. Keys, live mode and other merchants are untouched. One call runs for at most "
+        "20 seconds: `complete: false` says rows are left (or `in_flight`: held by requests "
+        "running now); call again, it is idempotent. Test keys only (live keys: 403 "
+        "`test_mode_required`).",
+    ),
+    responses={200: SandboxReset},
+)
+
+
+class FailureProfile(serializers.Serializer):
+    object = ObjectName("failure_profile")
+    error_share = serializers.FloatField(
+        help_text="Share of test authorizations answered 502 `connector_http_error`."
+    )
+    rate_limit_share = serializers.FloatField(
+        help_text="Share answered 429 `rate_limit_exceeded` with `Retry-After`."
+    )
+    latency_share = serializers.FloatField(help_text="Share answered after `latency_ms`.")
+    latency_ms = serializers.IntegerField()
+    duplicate_share = serializers.FloatField(
+        help_text="Share of test webhook deliveries sent twice (same event id, a second attempt)."
+    )
+    delay_share = serializers.FloatField(
+        help_text="Share of test webhook deliveries first sent `delay_seconds` late, which also "
+        "lets a resource's later events arrive before them."
+    )
+    delay_seconds = serializers.IntegerField(help_text="0-300.")
+    seed = serializers.IntegerField(help_text="Where the profile's sequence starts.")
+    draws = serializers.IntegerField(help_text="Authorizations drawn since it was set.")
+    webhook_draws = serializers.IntegerField(help_text="Test deliveries drawn since it was set.")
+    livemode = serializers.BooleanField()
+
+
+PROFILE = (
+    "A share of this merchant's test authorizations (creates and confirms) is answered as the "
+    "processor failing: 502 `connector_http_error` (nothing processed; retry with the same "
+    "Idempotency-Key), 429 `rate_limit_exceeded` with `Retry-After`, or after `latency_ms` "
+    "(at most a few such waits at once per account: one more is 429). The shares are met "
+    "exactly over any run (a low-discrepancy sequence, not coin flips); a payment with a "
+    "`_svc_test_*` metadata override is not drawn. Injected errors say so in their message. "
+    "On the webhook side, a share of test deliveries is sent twice or first sent "
+    "`delay_seconds` late (reordering a resource's events at an endpoint without ordered "
+    "delivery). "
+    "Test keys only (live keys: 403 `test_mode_required`)."
+)
+failure_profile_get = extend_schema(
+    **spec("Read the test-mode failure profile", "", PROFILE),
+    responses={200: FailureProfile},
+)
+failure_profile_set = extend_schema(
+    **spec("Set the test-mode failure profile", "", PROFILE + " Setting it restarts its sequence."),
+    responses={200: FailureProfile},
 )

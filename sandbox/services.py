@@ -11,10 +11,10 @@ from api.errors import NotFound, ValidationFailed
 from infra.retention import purge_rows
 from payments.models import Payment, Token
 from payments.services import payment_complete_action
+from payments.tokens import TOKEN_LIFETIME
 from sandbox.cards import CARDS_BY_NUMBER
 from sandbox.models import ChallengeSession
 
-TOKEN_LIFETIME = datetime.timedelta(minutes=15)  # spec "Limits": token validity
 _SEPARATORS = re.compile(r"[ -]")
 
 

@@ -20,7 +20,7 @@ from api.fields import IdField, StrictChoiceField
 from api.renderers import format_timestamp
 from api.validation import validated
 from api.views import ServiceAPIView
-from events.catalogue import EVENT_TYPES, family_of
+from events.catalogue import EVENT_TYPE_CHOICES, family_of
 from events.models import Event
 from sandbox import openapi
 from sandbox.latency import merchant_slot
@@ -186,14 +186,14 @@ def resource_object(merchant, event_type: str, resource: str | None) -> dict:
 
 
 class SimulateInput(serializers.Serializer):
-    type = StrictChoiceField(choices=sorted(EVENT_TYPES))
+    type = StrictChoiceField(choices=EVENT_TYPE_CHOICES)
     endpoint = IdField(required=False, allow_null=True)
     resource = IdField(required=False, allow_null=True)
 
 
 class SimulateWebhook(ServiceAPIView):
     test_mode_only = True
-    budget_cost = 4  # delivers inline: holds a thread for seconds (api.budgets)
+    budget_cost = 4  # delivers inline: holds a thread for seconds (admission.budgets)
 
     @openapi.simulate_webhook
     @extend_schema(request=SimulateInput, responses=openapi.WEBHOOK_SIMULATED)

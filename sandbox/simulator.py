@@ -22,6 +22,7 @@ from sandbox import overrides
 from sandbox.cards import CARDS_BY_BIN_LAST4, TestCard
 from sandbox.latency import simulated_wait
 from sandbox.models import ChallengeSession
+from sandbox.profiles import profile_apply
 
 RESOLVE_AFTER = datetime.timedelta(seconds=30)  # spec "Limits": simulated async resolve time
 THREE_DS_VERSION = "2.2.0"
@@ -199,6 +200,7 @@ class SimulatorConnector(Connector):
         status = overrides.http_error(payment.metadata)
         if status is not None:
             raise simulated_http_error(status)
+        profile_apply(payment)  # the merchant's failure profile, unless an override wins
         delay = overrides.latency_ms(payment.metadata)
         if delay:  # the override's whole point: a slow issuer, for real (but capped)
             simulated_wait(merchant_id=payment.merchant_id, milliseconds=delay)

@@ -23,6 +23,10 @@ from payments.views import PaymentMixin, rendered
 from sandbox import openapi, overrides
 from sandbox.cards import CARDS
 from sandbox.clock import MAX_TRAVEL, event_retries_now, payment_advance_clock
+from sandbox.models import MAX_DELAY_SECONDS, TOO_MUCH
+from sandbox.overrides import MAX_LATENCY_MS
+from sandbox.profiles import SHARES, WEBHOOK_SHARES, profile_get, profile_set, profile_to_dict
+from sandbox.reset import sandbox_reset
 from sandbox.services import challenge_answer, challenge_open, token_create
 from webhooks.selectors import event_get
 from webhooks.serializers import event_with_attempts
@@ -135,6 +139,62 @@ class RetryNow(ServiceAPIView):
         event = event_get(merchant=request.merchant, livemode=request.livemode, event_id=event_id)
         event_retries_now(event=event)
         return Response(event_with_attempts(event), status=202)
+
+
+class ResetInput(serializers.Serializer):
+    webhook_endpoints = serializers.BooleanField(default=False)
+
+
+class Reset(ServiceAPIView):
+    """The merchant's test data deleted in bounded batches (docs/sandbox.md "Reset")."""
+
+    test_mode_only = True
+
+    @openapi.reset
+    @extend_schema(request=ResetInput)
+    def post(self, request):
+        data = validated(ResetInput, request.data)
+        result = sandbox_reset(
+            merchant=request.merchant, webhook_endpoints=data["webhook_endpoints"]
+        )
+        return Response(result.as_dict())
+
+
+def share_field():
+    return serializers.FloatField(min_value=0.0, max_value=1.0, default=0.0)
+
+
+class FailureProfileInput(serializers.Serializer):
+    error_share = share_field()
+    rate_limit_share = share_field()
+    latency_share = share_field()
+    latency_ms = serializers.IntegerField(min_value=0, max_value=MAX_LATENCY_MS, default=0)
+    duplicate_share = share_field()
+    delay_share = share_field()
+    delay_seconds = serializers.IntegerField(min_value=0, max_value=MAX_DELAY_SECONDS, default=0)
+    seed = serializers.IntegerField(min_value=0, max_value=2**31 - 1, default=0)
+
+    def validate(self, data):
+        for shares in (SHARES, WEBHOOK_SHARES):
+            if sum(data[name] for name in shares) > 1.0:
+                raise serializers.ValidationError({shares[0]: TOO_MUCH})
+        return data
+
+
+class FailureProfileView(ServiceAPIView):
+    """The merchant's test-mode failure profile (docs/sandbox.md "Failure profiles")."""
+
+    test_mode_only = True
+
+    @openapi.failure_profile_get
+    def get(self, request):
+        return Response(profile_to_dict(profile_get(merchant=request.merchant)))
+
+    @openapi.failure_profile_set
+    @extend_schema(request=FailureProfileInput)
+    def post(self, request):
+        data = validated(FailureProfileInput, request.data)
+        return Response(profile_to_dict(profile_set(merchant=request.merchant, **data)))
 
 
 CHALLENGE_ACTIONS = ("approve", "decline", "timeout")

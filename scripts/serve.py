@@ -2,12 +2,18 @@
 (docs/production.md "Processes"). The Procfile (`make run`), the Dockerfile and the multi-node
 test start every process through here, so they all run the same command lines.
 
-usage: serve.py web|worker|webhooks|webhooks-test|beat
+usage: serve.py web|admin|worker|webhooks|webhooks-test|beat
+
+`web` serves the API without the back office (SERVE=api unless SERVE says otherwise; SERVE=all
+for one process serving both); `admin` serves the back office alone (SERVE=admin), on an
+address and port of its own, so a flood of admin logins never takes the API's threads
+(docs/back-office.md "Its own process").
 
 Run it with the virtualenv's python from the release directory (the one holding manage.py).
 Settings, from the environment:
   WEB_HOST (127.0.0.1; 0.0.0.0 in a container), WEB_PORT (else PORT, else 8000),
   WEB_WORKERS (2), WEB_THREADS (4), WEB_KILL_TIMEOUT (20 s),
+  ADMIN_HOST (else WEB_HOST), ADMIN_PORT (8001), ADMIN_WORKERS (1), ADMIN_THREADS (2),
   WORKER_CONCURRENCY (2), WEBHOOKS_CONCURRENCY (16),
   BEAT_SCHEDULE (var/celerybeat-schedule).
 Unless DATABASE_POOL_MAX is set, each process's connection pool is sized to its threads (plus
@@ -42,15 +48,12 @@ def refuse_a_taken_port(host: str, port: int) -> None:
             sys.exit(f"serve.py web: {host}:{port} is taken ({error.strerror}); is a copy running?")
 
 
-def web() -> list[str]:
-    host = setting("WEB_HOST", "127.0.0.1")
-    port = int(setting("WEB_PORT", setting("PORT", "8000")))
-    threads = int(setting("WEB_THREADS", "4"))
+def granian(host: str, port: int, workers: str, threads: int) -> list[str]:
     refuse_a_taken_port(host, port)
     os.environ.setdefault("DATABASE_POOL_MAX", str(max(threads + 2, POOL_MIN)))
     return ["-m", "granian", "--interface", "wsgi", "--host", host, "--port", str(port)] + [
         "--workers",
-        setting("WEB_WORKERS", "2"),
+        workers,
         "--blocking-threads",
         str(threads),
         "--no-ws",
@@ -64,6 +67,22 @@ def web() -> list[str]:
         setting("WEB_KILL_TIMEOUT", "20"),
         "config.wsgi:application",
     ]
+
+
+def web() -> list[str]:
+    """The API; the admin only where SERVE=all is asked for."""
+    os.environ.setdefault("SERVE", "api")
+    host = setting("WEB_HOST", "127.0.0.1")
+    port = int(setting("WEB_PORT", setting("PORT", "8000")))
+    return granian(host, port, setting("WEB_WORKERS", "2"), int(setting("WEB_THREADS", "4")))
+
+
+def admin() -> list[str]:
+    """The back office alone: its logins hash passwords on this process's threads only."""
+    os.environ["SERVE"] = "admin"
+    host = setting("ADMIN_HOST", setting("WEB_HOST", "127.0.0.1"))
+    port = int(setting("ADMIN_PORT", "8001"))
+    return granian(host, port, setting("ADMIN_WORKERS", "1"), int(setting("ADMIN_THREADS", "2")))
 
 
 def celery_worker(queue_args: list[str], concurrency: str, pool_max: int) -> list[str]:
@@ -105,6 +124,7 @@ def beat() -> list[str]:
 
 PROCESSES = {
     "web": web,
+    "admin": admin,
     "worker": worker,
     "webhooks": webhooks,
     "webhooks-test": webhooks_test,

@@ -59,10 +59,18 @@ on_other_pythons() {  # the smoke test and the unit and API tests on every other
   done
 }
 
+# Debian's PACKAGE, waiting up to 10 minutes for another apt or dpkg run to release its lock
+# (another checkout's suite, unattended upgrades) rather than failing at once (issue 38).
+debian_install() {
+  local wait=(-o DPkg::Lock::Timeout=600)
+  { apt-get "${wait[@]}" update -qq \
+      && DEBIAN_FRONTEND=noninteractive apt-get "${wait[@]}" install -y -qq "$1"; } >&2 || true
+}
+
 ensure_chromium() {  # tests/browser drive Debian's Chromium (Playwright downloads no browser)
   [ -n "${CHROMIUM:-}" ] || command -v chromium >/dev/null && return 0
   echo "Chromium is absent: installing Debian's chromium for the browser tests."
-  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; } >&2 || true
+  debian_install chromium
   command -v chromium >/dev/null \
     || { echo "FATAL: Chromium is not installed and apt-get could not install it" >&2; exit 1; }
 }
@@ -72,7 +80,7 @@ ensure_under_ci() {  # ensure_under_ci PACKAGE WHAT: Debian's PACKAGE (a server 
   command -v "$package" >/dev/null || [ -x "/usr/sbin/$package" ] && return 0
   [ "${CI:-}" = "true" ] || { echo "NOTE: $package is absent: $what is skipped."; return 0; }
   echo "$package is absent: installing Debian's $package for $what."
-  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$package"; } >&2 || true
+  debian_install "$package"
   command -v "$package" >/dev/null || [ -x "/usr/sbin/$package" ] \
     || { echo "FATAL: $package is not installed and apt-get could not install it" >&2; exit 1; }
 }

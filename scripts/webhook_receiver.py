@@ -5,11 +5,20 @@
 WEBHOOK_ALLOWED_NETWORKS lets loopback through the URL guard: docs/webhooks.md).
 
 `--api URL`, with a secret API key in the environment as KEY (not on the command line, which
-other users of the machine can read), listens on a free loopback port, registers itself as a webhook
-endpoint for every event type (POST /v1/webhook-endpoints), then carries on in the background:
-each delivery's signature is checked with the endpoint's secret, a line is appended to
-var/webhooks.log and the raw request kept as var/webhooks/<event id>.json. It prints the
-endpoint, its URL and signing secret, and its process id (`kill` it when done).
+other users of the machine can read), listens on a loopback port (`--port`, else a free one),
+registers itself as a webhook endpoint for every event type (POST /v1/webhook-endpoints), then
+carries on in the background: each delivery's signature is checked with the endpoint's secret,
+a line is appended to var/webhooks.log (never wiped: a restarted receiver adds to it) and the
+raw request kept as var/webhooks/<event id>.json. It prints the endpoint, its URL and signing
+secret, and its process id (`kill` it when done). The endpoint and its secret are kept in
+var/webhook-receiver/<endpoint id>.json (readable by you only).
+
+`--endpoint whe_...` starts a receiver again for an endpoint it registered before (after a kill
+or a reboot): same secret, same port unless `--port` says otherwise (the endpoint's URL is then
+updated, POST /v1/webhook-endpoints/:id), re-enabled if it was disabled meanwhile, and every
+event whose delivery failed since the previous receiver started is sent again at once
+(POST /v1/webhook-endpoints/:id/recover): nothing is lost, nothing needs the code read.
+`RECEIVER_VAR` in the environment moves var/ elsewhere (the tests use it).
 """
 
 import argparse
@@ -19,8 +28,10 @@ import hmac
 import ipaddress
 import json
 import os
+import re
 import ssl
 import sys
+import urllib.error
 import urllib.request
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -30,7 +41,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
-VAR = Path(__file__).resolve().parent.parent / "var"
+VAR = Path(os.environ.get("RECEIVER_VAR") or Path(__file__).resolve().parent.parent / "var")
 TLS = VAR / "webhook-receiver"
 LOG, KEPT = VAR / "webhooks.log", VAR / "webhooks"
 TOLERANCE_SECONDS = 300  # the signature's timestamp may be this old (spec "Signature")
@@ -139,19 +150,20 @@ def record(body: bytes, header: str, verified: bool) -> None:
         print(event["type"], event["id"], found["id"], found.get("status"), state, file=log)
 
 
-def register(api: str, key: str, url: str) -> dict:
+def call(api: str, key: str, path: str, body: dict | None = None) -> dict:
+    """POST `body` (GET without one) to the API with the secret key -> the JSON answer."""
     request = urllib.request.Request(
-        f"{api}/webhook-endpoints",
-        data=json.dumps({"url": url, "enabled_events": ["*"]}).encode(),
+        f"{api}/{path}",
+        data=None if body is None else json.dumps(body).encode(),
         headers={"Authorization": f"Bearer {key}", "Content-Type": "application/json"},
     )
     with urllib.request.urlopen(request, timeout=30) as answer:
         return json.load(answer)
 
 
-def listening_server() -> ThreadingHTTPServer:
+def listening_server(port: int) -> ThreadingHTTPServer:
     """Bound before the endpoint is registered, so no delivery can find it closed."""
-    server = ThreadingHTTPServer(("127.0.0.1", 0), BaseHTTPRequestHandler)
+    server = ThreadingHTTPServer(("127.0.0.1", port), BaseHTTPRequestHandler)
     context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
     context.load_cert_chain(TLS / "cert.pem", TLS / "key.pem")
     server.socket = context.wrap_socket(server.socket, server_side=True)
@@ -159,19 +171,61 @@ def listening_server() -> ThreadingHTTPServer:
     return server
 
 
-def receive(api: str, key: str) -> None:
+def kept_path(endpoint_id: str) -> Path:
+    if not re.fullmatch(r"whe_[0-9A-Za-z]+", endpoint_id):
+        sys.exit(f"not an endpoint id: {endpoint_id}")
+    return TLS / f"{endpoint_id}.json"
+
+
+def keep(endpoint_id: str, secret: str, port: int, started: str) -> None:
+    """What a restart needs: the secret (the API shows it only once), the port, and when
+    this receiver started (the restart recovers what failed since)."""
+    path = kept_path(endpoint_id)
+    path.touch(mode=0o600)
+    path.write_text(json.dumps({"secret": secret, "port": port, "started": started}))
+
+
+def register(api: str, key: str, url: str) -> tuple[str, str]:
+    endpoint = call(api, key, "webhook-endpoints", {"url": url, "enabled_events": ["*"]})
+    return endpoint["id"], endpoint["secret"]
+
+
+def reuse(api: str, key: str, endpoint_id: str, url: str, since: str) -> None:
+    """The endpoint points at `url` and is enabled, and what failed since `since` is due now."""
+    path = f"webhook-endpoints/{endpoint_id}"
+    endpoint = call(api, key, path)
+    if endpoint["url"] != url:
+        call(api, key, path, {"url": url})
+    if endpoint["status"] == "disabled":
+        call(api, key, f"{path}/enable", {})
+    body = {"since": since}
+    while (recovery := call(api, key, f"{path}/recover", body))["has_more"]:
+        body["starting_after"] = recovery["next_starting_after"]
+
+
+def receive(api: str, key: str, port: int | None, endpoint_id: str | None) -> None:
     if not (TLS / "cert.pem").is_file():
         sys.exit(f"no certificate in {TLS}: `make run` writes it (or run this with --certificate)")
-    server = listening_server()
+    started = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
+    kept = {}
+    if endpoint_id:
+        if not kept_path(endpoint_id).is_file():
+            sys.exit(f"no secret kept for {endpoint_id}: it was not registered from this checkout")
+        kept = json.loads(kept_path(endpoint_id).read_text())
+    server = listening_server(port if port is not None else kept.get("port", 0))
     url = f"https://localhost:{server.server_address[1]}/hooks"
-    endpoint = register(api, key, url)
-    server.RequestHandlerClass = handler_for(endpoint["secret"])
+    if endpoint_id:
+        secret = kept["secret"]
+        reuse(api, key, endpoint_id, url, kept["started"])
+    else:
+        endpoint_id, secret = register(api, key, url)
+    keep(endpoint_id, secret, server.server_address[1], started)
+    server.RequestHandlerClass = handler_for(secret)
     KEPT.mkdir(parents=True, exist_ok=True)
-    LOG.write_text("")  # this receiver's deliveries only
     sys.stdout.flush()
     pid = os.fork()
     if pid:
-        print(f"endpoint {endpoint['id']} at {url}, secret {endpoint['secret']}")
+        print(f"endpoint {endpoint_id} at {url}, secret {secret}")
         print(f"receiver pid {pid}; events in {LOG}")
         return
     os.setsid()  # outlives the shell that started it
@@ -185,11 +239,16 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--certificate", action="store_true", help="write the certificates")
     parser.add_argument("--api", help="the API's base URL, e.g. http://127.0.0.1:8000/v1")
+    parser.add_argument("--port", type=int, help="listen on this port (default: a free one)")
+    parser.add_argument("--endpoint", help="a whe_ id this receiver registered before: reuse it")
     options = parser.parse_args()
     if options.certificate:
         write_certificates()
     elif options.api and os.environ.get("KEY"):
-        receive(options.api.rstrip("/"), os.environ["KEY"])
+        try:
+            receive(options.api.rstrip("/"), os.environ["KEY"], options.port, options.endpoint)
+        except urllib.error.HTTPError as refused:
+            sys.exit(f"the API refused: {refused.code} {refused.read().decode()}")
     else:
         parser.error("--certificate, or --api with a secret key as KEY in the environment")
 

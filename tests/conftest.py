@@ -9,7 +9,8 @@ from django.db import connection
 from rest_framework.test import APIClient
 
 from accounts.services import merchant_create
-from api import ids, ratelimit, requestlog
+from admission import buckets, store
+from api import ids, request_recorder
 from infra import breaker
 from tests.racing import Api
 from tests.sick import HANG, Proxy
@@ -83,7 +84,11 @@ def other_api(other_new_merchant):
 def staff_client(client, db):
     """A support person logged in to the admin."""
     # force_login: the login throttle (django-axes) needs the request that client.login lacks.
-    client.force_login(User.objects.create_superuser("support", "support@example.test", "pw"))
+    client.force_login(
+        User.objects.create_superuser(
+            "support", "support@example.test", "a long and unlikely passphrase"
+        )
+    )
     return client
 
 
@@ -149,8 +154,8 @@ def dependencies_presumed_up():
     """Every test starts with no outage remembered (infra/breaker.py) and its own first
     rate-limiter warning."""
     breaker.close_all()
-    ratelimit._last_warning[0] = 0.0
-    ratelimit.forget_refusals()
+    store.forget_warnings()
+    buckets.forget_refusals()
 
 
 @pytest.fixture
@@ -175,7 +180,7 @@ def redis_cache_at(settings, url: str) -> None:
 def _empty_request_log_queue():
     """Each test's request log starts empty (settings_test: no writer thread; a test that
     reads the log flushes it on its own connection)."""
-    requestlog.writer.clear()
+    request_recorder.writer.clear()
 
 
 @pytest.fixture
@@ -183,3 +188,18 @@ def clock(time_machine):
     """Time stopped at T0 (tests/support/clock.py); `clock.shift(...)` moves it on."""
     time_machine.move_to(T0, tick=False)
     return time_machine
+
+
+@pytest.fixture(scope="session")
+def _localstripe_process():
+    from tests.support.localstripe import running_localstripe
+
+    with running_localstripe() as emulator:
+        yield emulator
+
+
+@pytest.fixture
+def localstripe(_localstripe_process):
+    """The Stripe emulator (tests/support/localstripe.py), its store empty."""
+    _localstripe_process.flush()
+    return _localstripe_process

@@ -6,10 +6,12 @@ from django.utils import timezone
 from accounts.models import ApiKey, Merchant
 from accounts.services import api_key_issue
 from api.ids import id_floor, new_ulid
+from events.models import Event
 from payments.models import Payment, Token
 from payments.states import Status
 from refunds.models import Refund
 from refunds.states import RefundStatus
+from webhooks.models import Attempt, Delivery, WebhookEndpoint
 
 
 def id_made_at(prefix: str, moment: datetime.datetime) -> str:
@@ -161,3 +163,58 @@ class RefundFactory(factory.django.DjangoModelFactory):
             due_at=factory.LazyFunction(lambda: timezone.now() + datetime.timedelta(seconds=30)),
         )
         failed = factory.Trait(status=RefundStatus.FAILED, fee=None, failure_code="declined")
+
+
+class WebhookEndpointFactory(factory.django.DjangoModelFactory):
+    """An endpoint row (its secret never read: nothing is signed with it)."""
+
+    class Meta:
+        model = WebhookEndpoint
+
+    merchant = factory.SubFactory(MerchantFactory)
+    livemode = False
+    url = "https://hooks.example.test/svc"
+    enabled_events = factory.LazyFunction(lambda: ["*"])
+    secret_encrypted = "-"
+    secret_last4 = "abcd"
+
+
+class EventFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = Event
+
+    merchant = factory.SubFactory(MerchantFactory)
+    livemode = False
+    type = "payment.captured"
+    api_version = "2026-08-19"
+    resource_id = "pay_01J0000000000000000000000A"
+    data = factory.LazyAttribute(lambda e: {"object": {"id": e.resource_id}})
+
+
+class AttemptFactory(factory.django.DjangoModelFactory):
+    """A failed first attempt of a delivery of an event (made with it), as a worker leaves it."""
+
+    class Meta:
+        model = Attempt
+
+    delivery = factory.SubFactory("tests.factories.DeliveryFactory")
+    event = factory.SelfAttribute("delivery.event")
+    endpoint = factory.SelfAttribute("delivery.endpoint")
+    attempt = 1
+    status = Attempt.Status.FAILED
+    http_status = 500
+    duration_ms = 3
+    attempted_at = factory.LazyFunction(timezone.now)
+
+
+class DeliveryFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = Delivery
+
+    event = factory.SubFactory(EventFactory)
+    endpoint = factory.SubFactory(
+        WebhookEndpointFactory,
+        merchant=factory.SelfAttribute("..event.merchant"),
+        livemode=factory.SelfAttribute("..event.livemode"),
+    )
+    attempt_count = 1

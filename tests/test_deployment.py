@@ -28,6 +28,8 @@ PRODUCTION = {
     # Webhook secrets under a key of their own, not one derived from DJANGO_SECRET_KEY
     # (webhooks.W001): what docs/webhooks.md asks of a production deployment.
     "WEBHOOK_ENCRYPTION_KEYS": Fernet.generate_key().decode(),
+    # /metrics behind a token (config.W001), as docs/deployment.md asks.
+    "METRICS_TOKEN": secrets.token_urlsafe(32),
 }
 HTTPS_SETTINGS = (
     "SECURE_PROXY_SSL_HEADER",
@@ -73,6 +75,26 @@ def test_check_deploy_warns_on_a_short_pepper():
     )
     assert result.returncode != 0
     assert "accounts.W001" in result.stderr and "API_KEY_PEPPER has 31 characters" in result.stderr
+
+
+def test_check_deploy_warns_on_a_wildcard_host():
+    result = run(
+        ["manage.py", "check", "--deploy", "--fail-level", "WARNING"],
+        production_env(ALLOWED_HOSTS=f"{PUBLIC_HOST},*"),
+    )
+    assert result.returncode != 0
+    assert "config.W002" in result.stderr and "every Host header is accepted" in result.stderr
+
+
+def test_check_deploy_warns_when_metrics_answer_without_a_token():
+    """Issue 38: /metrics answered anyone on a production configuration, and the check said
+    nothing."""
+    result = run(
+        ["manage.py", "check", "--deploy", "--fail-level", "WARNING"],
+        production_env(METRICS_TOKEN=""),
+    )
+    assert result.returncode != 0
+    assert "config.W001" in result.stderr and "METRICS_TOKEN is not set" in result.stderr
 
 
 def test_https_public_url_behind_a_proxy():

@@ -56,3 +56,52 @@ def test_the_readme_hard_codes_no_port():
     text = (ROOT / "README.md").read_text()
     allowed = len(re.findall(r"\$\{PORT:-8000\}|8000 unless", text))
     assert text.count("8000") == allowed > 0
+
+
+def repository_documents() -> set[str]:
+    return {
+        path.name
+        for path in ROOT.rglob("*.md")
+        if not {".venv", "var", "node_modules"} & set(path.relative_to(ROOT).parts)
+    }
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda page: page.name)
+def test_every_document_a_page_names_is_in_the_repository(page):
+    """Issue 38: pages cited the spec and decisions.md, which a clone did not have; the
+    contract is now shipped in docs/spec/."""
+    named = set(re.findall(r"\b([\w-]+\.md)\b", page.read_text()))
+    assert named - repository_documents() == set()
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda page: page.name)
+def test_no_page_repeats_a_paragraph(page):
+    """Issue 38: docs/operations.md said the same paragraph about keys twice (the second
+    time shorter): two paragraphs may not open with the same 150 characters."""
+    openings = [p.strip()[:150] for p in page.read_text().split("\n\n") if len(p.strip()) > 150]
+    assert not {o for o in openings if openings.count(o) > 1}
+
+
+def test_every_setting_that_stops_start_up_is_listed_as_such():
+    """Issue 38: a setting refused at start-up (ImproperlyConfigured) is in the configuration
+    page's section saying so, not only in the table of what it means."""
+    page = (ROOT / "docs/configuration.md").read_text()
+    section = page.split("## Settings that stop the service at start-up")[1].split("\n## ")[0]
+    listed = set(re.findall(r"`([A-Z][A-Z0-9_*]+)`", section))
+    refused = set()
+    for path in (ROOT / "config/settings").glob("*.py"):
+        for call in re.findall(r"raise ImproperlyConfigured\((.*?)\)\s", path.read_text(), re.S):
+            message = re.sub(r"\{[^}]*\}", "", " ".join(re.findall(r'"([^"]*)"', call)))
+            refused |= set(re.findall(r"\b([A-Z][A-Z0-9_]*_[A-Z0-9_*]+)", message))
+    assert len(refused) > 15, refused  # the pattern still finds them
+    assert refused - listed == set()
+
+
+def test_every_release_in_the_changelog_says_whether_it_has_a_contract_step():
+    """docs/releases.md: an operator upgrading across several releases stops before each
+    contract step, so each version heading says `contract step: none` or names it."""
+    headings = re.findall(r"^## v\d+\.\d+\.\d+.*$", (ROOT / "CHANGELOG.md").read_text(), re.M)
+    assert [h for h in headings if not re.search(r"contract step: \S", h)] == []
+    version = re.search(r'^version = "([^"]+)"', (ROOT / "pyproject.toml").read_text(), re.M)
+    released = [re.match(r"## v(\S+)", h).group(1) for h in headings]
+    assert not released or released[0] == version.group(1)  # the newest is the version

@@ -117,3 +117,61 @@ def test_a_webhook_account_cap_that_is_not_a_positive_integer_stops_the_service(
     assert result.returncode != 0
     if value != "twelve":
         assert "WEBHOOK_MAX_IN_FLIGHT_PER_ACCOUNT must be at least 1" in result.stderr
+
+
+# The suite's own environment turns the second factor off (config/settings_test.py): not here.
+ADMIN_SIGN_IN = {
+    "code": "import os; os.environ.pop('ADMIN_REQUIRE_2FA', None);"
+    " from config import settings as s;"
+    " print(s.SESSION_COOKIE_AGE, s.ADMIN_REQUIRE_2FA)"
+}
+
+
+def test_admin_sessions_last_eight_hours_and_production_requires_a_second_factor():
+    """Issue 35: Django's two-week sessions and a password alone were the defaults."""
+    production = import_settings(
+        DEBUG="false", DJANGO_SECRET_KEY="s", API_KEY_PEPPER="p", **ADMIN_SIGN_IN
+    )
+    assert production.stdout.split() == ["28800", "True"], production.stderr
+    development = import_settings(DEBUG="true", **ADMIN_SIGN_IN)
+    assert development.stdout.split() == ["28800", "False"], development.stderr
+    code = ADMIN_SIGN_IN["code"].replace("None)", "None); os.environ['ADMIN_REQUIRE_2FA'] = 'on'")
+    shorter = import_settings(DEBUG="true", ADMIN_SESSION_HOURS="2", code=code)
+    assert shorter.stdout.split() == ["7200", "True"], shorter.stderr
+
+
+TASK_RUN_LINES = """
+import logging, logging.config
+from django.conf import settings
+logging.config.dictConfig(settings.LOGGING)
+logging.getLogger("celery.beat").info("beat: Starting...")
+logging.getLogger("celery.beat").info("Scheduler: Sending due task %s (%s)", "tick", "t.tick")
+logging.getLogger("celery.worker.strategy").info("Task t.tick[1] received")
+logging.getLogger("celery.app.trace").info("Task t.tick[1] succeeded in 0.01s: None")
+logging.getLogger("celery.app.trace").error("Task t.tick[2] raised unexpected: boom")
+logging.getLogger("celery.apps.worker").info("celery@host ready.")
+"""
+EVERY_LINE = [
+    "beat: Starting...",
+    "Scheduler: Sending due task tick (t.tick)",
+    "Task t.tick[1] received",
+    "Task t.tick[1] succeeded in 0.01s: None",
+    "Task t.tick[2] raised unexpected: boom",
+    "celery@host ready.",
+]
+
+
+@pytest.mark.parametrize(
+    ("asked", "dropped"),
+    [({}, {1, 2, 3}), ({"TASK_LOG_LEVEL": "INFO"}, set()), ({"TASK_LOG_LEVEL": "debug"}, set())],
+)
+def test_a_line_per_task_run_only_on_request(asked, dropped):
+    """Issue 38 item 8: beat and the workers wrote two INFO lines a second in `make run`'s
+    foreground; by default they are dropped, TASK_LOG_LEVEL=INFO shows them. Beat's start
+    (which the smoke test waits for), a task's failure and a worker's "ready." always show."""
+    result = import_settings(
+        code=TASK_RUN_LINES, DEBUG="true", DJANGO_SETTINGS_MODULE="config.settings", **asked
+    )
+    assert result.returncode == 0, result.stderr
+    shown = [line.split(" ", 4)[-1] for line in result.stderr.splitlines()]
+    assert shown == [line for n, line in enumerate(EVERY_LINE) if n not in dropped]

@@ -246,6 +246,7 @@ class DeliveryAdmin(MerchantFirstAdmin, ReadOnlyAdmin):
     )
     list_filter = (
         "status",
+        "injected",
         EndpointFilter,
         ("created", CreatedWindowFilter),
         DeliveryModeFilter,
@@ -267,6 +268,7 @@ class DeliveryAdmin(MerchantFirstAdmin, ReadOnlyAdmin):
         "status",
         "attempt_count",
         "next_attempt_at",
+        "injected",  # a test-mode failure profile's fault (webhooks.faults)
         "created",
     )
     readonly_fields = ("event_link",)
@@ -304,8 +306,11 @@ class DeliveryAdmin(MerchantFirstAdmin, ReadOnlyAdmin):
 
     @admin.display(description="status", ordering="status")
     def status_cell(self, delivery):
+        # A failure profile's fault stacked here, not a column of its own: the list keeps its
+        # seven columns at 1,280 px.
+        injected = format_html("<br>injected: {}", delivery.injected) if delivery.injected else ""
         return format_html(
-            "{}<br><small>{} attempts</small>", delivery.status, delivery.attempt_count
+            "{}<br><small>{} attempts{}</small>", delivery.status, delivery.attempt_count, injected
         )
 
     @admin.display(description="last answer")

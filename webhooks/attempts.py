@@ -19,8 +19,9 @@ from events.serializers import event_to_dict
 from webhooks import metrics, statements, transport
 from webhooks.claims import delivery_claim, delivery_claim_next
 from webhooks.crypto import UnreadableSecret
-from webhooks.lifecycle import after_failure
+from webhooks.lifecycle import after_failure, endpoint_gone
 from webhooks.models import Attempt, Delivery, WebhookEndpoint
+from webhooks.ordering import release_next
 from webhooks.signing import active_secrets, signature_header
 from webhooks.urlguard import check_url
 
@@ -31,6 +32,7 @@ RETRY_WINDOW = datetime.timedelta(hours=72)  # after the event's creation, at th
 # The `http_status` of an attempt that got no response (timeout, refused, TLS, URL refused):
 # the spec's attempt object has an integer there, not null (docs/webhooks.md "Delivery").
 NO_RESPONSE = 0
+GONE = 410  # the receiver says it is gone for good: its endpoint is disabled at once
 # How long one task goes on claiming due deliveries after its own: long enough that under load
 # one broker message drives dozens of deliveries, short enough that the worker's threads still
 # take turns with the beat's tasks on the same queue.
@@ -92,11 +94,11 @@ def deliveries_attempt_at_once(deliveries: list[Delivery]) -> list[Attempt | Non
 
 def _set_aside_for_endpoint(delivery: Delivery) -> bool:
     """A claimed delivery whose endpoint was deleted is canceled, one whose endpoint was
-    disabled is held (its retry came round after the disabling): nothing is sent."""
+    disabled or paused is held (its retry came round after that): nothing is sent."""
     endpoint = delivery.endpoint
     if endpoint.deleted_at is not None:
         status = Delivery.Status.CANCELED
-    elif endpoint.disabled_at is not None:
+    elif endpoint.disabled_at is not None or endpoint.paused_at is not None:
         status = Delivery.Status.HELD
     else:
         return False
@@ -147,10 +149,12 @@ def delivery_record(delivery: Delivery, outcome: transport.Outcome, attempted_at
     event = delivery.event
     now = timezone.now()
     number = delivery.attempt_count + 1
-    retry_at = None if outcome.delivered else next_retry_at(event, number, now)
-    if outcome.delivered:
-        status = Delivery.Status.DELIVERED
+    if outcome.delivered and _sent_twice(delivery, number):
+        retry_at, status = now, Delivery.Status.PENDING  # its duplicate goes out next
+    elif outcome.delivered:
+        retry_at, status = None, Delivery.Status.DELIVERED
     else:
+        retry_at = next_retry_at(event, number, now)
         status = Delivery.Status.PENDING if retry_at else Delivery.Status.DEAD_LETTERED
     attempt = Attempt(
         delivery=delivery,
@@ -175,10 +179,20 @@ def delivery_record(delivery: Delivery, outcome: transport.Outcome, attempted_at
             delivery.claimed_until,
         )
         return None
-    if recorded.streak is not None and not outcome.delivered:
+    if outcome.http_status == GONE:
+        endpoint_gone(delivery.endpoint, delivery.event_id, now)
+    elif recorded.streak is not None and not outcome.delivered:
         after_failure(delivery.endpoint, recorded.streak, now)
+    if delivery.endpoint.ordered_delivery and status != Delivery.Status.PENDING:
+        release_next(delivery.endpoint_id, event)  # the resource's next event may go now
     metrics.attempt_recorded(delivery, outcome, status, now)
     return attempt
+
+
+def _sent_twice(delivery: Delivery, number: int) -> bool:
+    """A test delivery its merchant's failure profile duplicates (webhooks.faults): delivered
+    once, it is due again at once, and its second attempt posts the same event again."""
+    return delivery.injected == Delivery.Injected.DUPLICATE and number == 1
 
 
 def _storable(text: str | None) -> str | None:

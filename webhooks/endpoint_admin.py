@@ -3,6 +3,8 @@ counters, the record of warnings, disablings and recoveries, and the Re-enable a
 buttons, each through the services the API calls (docs/webhooks.md "Endpoint health and
 recovery"). Registered by webhooks/admin.py."""
 
+import datetime
+
 from django import forms
 from django.conf import settings
 from django.contrib import admin
@@ -10,10 +12,13 @@ from django.db.models import Q
 from django.utils import timezone
 from django.utils.html import format_html
 
-from backoffice.toolkit import ConfirmForm, FixedChoicesFilter, ObjectAction, ReadOnlyAdmin
+from api.ids import is_id
+from backoffice.toolkit import ConfirmForm, FixedChoicesFilter, ObjectAction, ReadOnlyAdmin, utc
 from webhooks.health import health_of
 from webhooks.models import StatusChange, WebhookEndpoint
-from webhooks.services import endpoint_enable, endpoint_recover
+from webhooks.recovery import endpoint_recover
+from webhooks.serializers import patterns_from_text
+from webhooks.services import endpoint_enable, endpoint_pause, endpoint_resume, endpoint_update
 
 ERROR_SHOWN = 120  # characters of the last error shown
 URL_SHOWN = 60  # characters of an endpoint's URL in a list (all of it on hover)
@@ -46,11 +51,58 @@ class RecoverForm(ConfirmForm):
         " a time: run it again for more)."
     )
 
+    starting_after = forms.CharField(
+        required=False,
+        max_length=40,
+        help_text="An event id (evt_...): go on after it, as the message of the previous run "
+        "says. Blank: from the start.",
+    )
+
     def clean_since(self):
         since = self.cleaned_data["since"]
         if since > timezone.now():
             raise forms.ValidationError("Must not be in the future.")
         return since
+
+    def clean_starting_after(self):
+        value = self.cleaned_data["starting_after"].strip()
+        if value and not is_id(value, "evt"):
+            raise forms.ValidationError("Must be an event id (evt_...).")
+        return value or None
+
+
+class EditForm(ConfirmForm):
+    """What POST /v1/webhook-endpoints/:id changes; a field left blank is kept."""
+
+    KEEP, ON, OFF = "", "on", "off"
+
+    url = forms.CharField(
+        required=False, max_length=2048, help_text="https only; checked by the URL guard."
+    )
+    description = forms.CharField(required=False, max_length=200)
+    enabled_events = forms.CharField(
+        required=False,
+        max_length=2000,
+        help_text="Comma-separated event types or patterns, e.g. payment.*, refund.succeeded",
+    )
+    ordered_delivery = forms.ChoiceField(
+        choices=[(KEEP, "keep as it is"), (ON, "on"), (OFF, "off")], required=False
+    )
+
+    def clean_enabled_events(self):
+        try:
+            return patterns_from_text(self.cleaned_data["enabled_events"])
+        except ValueError as bad:
+            raise forms.ValidationError(str(bad)) from None
+
+
+def edit_changes(data: dict) -> dict:
+    """EditForm's cleaned data as endpoint_update's changes: only what was filled in."""
+    changes = {name: data[name] for name in ("url", "description", "enabled_events")}
+    changes = {name: value for name, value in changes.items() if value}
+    if data["ordered_delivery"] != EditForm.KEEP:
+        changes["ordered_delivery"] = data["ordered_delivery"] == EditForm.ON
+    return changes
 
 
 def staff(request) -> str:
@@ -63,11 +115,59 @@ def enable(request, endpoint, data) -> str:
 
 
 def recover(request, endpoint, data) -> str:
-    recovery = endpoint_recover(endpoint=endpoint, since=data["since"], actor=staff(request))
-    more = " More are left: run it again." if recovery.has_more else ""
+    recovery = endpoint_recover(
+        endpoint=endpoint,
+        since=data["since"],
+        starting_after=data["starting_after"],
+        actor=staff(request),
+    )
+    more = ""
+    if recovery.has_more:
+        more = f" More are left: run it again starting after {recovery.next_starting_after}."
     return f"Recovered {len(recovery.event_ids)} events of {endpoint.id}.{more}"
 
 
+def edit(request, endpoint, data) -> str:
+    endpoint_update(endpoint=endpoint, actor=staff(request), **edit_changes(data))
+    return f"Updated {endpoint.id}."
+
+
+def pause(request, endpoint, data) -> str:
+    endpoint_pause(endpoint=endpoint, actor=staff(request))
+    return f"Paused {endpoint.id}: its events wait until it is resumed."
+
+
+def resume(request, endpoint, data) -> str:
+    endpoint_resume(endpoint=endpoint, actor=staff(request))
+    return f"Resumed {endpoint.id}: its waiting events are due now, oldest first."
+
+
+def is_live(endpoint) -> bool:
+    return endpoint.deleted_at is None
+
+
+EDIT = ObjectAction(
+    "edit",
+    "Edit URL, events, ordering",
+    "webhooks.change_webhookendpoint",
+    edit,
+    EditForm,
+    offered=is_live,
+)
+PAUSE = ObjectAction(
+    "pause",
+    "Pause",
+    "webhooks.pause_webhookendpoint",
+    pause,
+    offered=lambda endpoint: endpoint.status == "enabled",
+)
+RESUME = ObjectAction(
+    "resume",
+    "Resume",
+    "webhooks.pause_webhookendpoint",
+    resume,
+    offered=lambda endpoint: endpoint.paused_at is not None and is_live(endpoint),
+)
 ENABLE = ObjectAction(
     "enable",
     "Re-enable",
@@ -87,11 +187,12 @@ RECOVER = ObjectAction(
 
 class EndpointStatusFilter(FixedChoicesFilter):
     title, parameter_name = "status", "status"
-    choices_of = ("enabled", "disabled", "deleted")
+    choices_of = ("enabled", "paused", "disabled", "deleted")
 
     def queryset(self, request, queryset):
         chosen = {
-            "enabled": Q(deleted_at__isnull=True, disabled_at__isnull=True),
+            "enabled": Q(deleted_at__isnull=True, disabled_at__isnull=True, paused_at__isnull=True),
+            "paused": Q(deleted_at__isnull=True, disabled_at__isnull=True, paused_at__isnull=False),
             "disabled": Q(deleted_at__isnull=True, disabled_at__isnull=False),
             "deleted": Q(deleted_at__isnull=False),
         }.get(self.value())
@@ -113,14 +214,16 @@ class WebhookEndpointAdmin(ReadOnlyAdmin):
         "secret_last4",
         "previous_secret_expires_at",
         "created",
+        "ordered_delivery",
         "status",
+        "paused_at",
         "disabled_at",
         "deleted_at",
         "delivery_health",
     )
     readonly_fields = ("status", "delivery_health")
     inlines = [StatusChangeInline]
-    object_actions = (ENABLE, RECOVER)
+    object_actions = (EDIT, PAUSE, RESUME, ENABLE, RECOVER)
 
     @admin.display(description="url")
     def url_cell(self, endpoint: WebhookEndpoint):
@@ -137,11 +240,16 @@ class WebhookEndpointAdmin(ReadOnlyAdmin):
             window_text(shown["last_hour"]),
             window_text(shown["last_day"]),
             shown["consecutive_failures"],
-            f" since {shown['failing_since']}" if shown["failing_since"] else "",
-            shown["last_success_at"] or "never",
-            shown["last_failure_at"] or "never",
+            f" since {api_time_shown(shown['failing_since'])}" if shown["failing_since"] else "",
+            api_time_shown(shown["last_success_at"]),
+            api_time_shown(shown["last_failure_at"]),
             (shown["last_failure_error"] or "")[:ERROR_SHOWN],
         )
+
+
+def api_time_shown(api_time: str | None) -> str:
+    """A time as the API writes it (2026-11-23T16:04:33Z) as the admin shows every time."""
+    return utc(datetime.datetime.fromisoformat(api_time)) if api_time else "never"
 
 
 def window_text(window: dict) -> str:

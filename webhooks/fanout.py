@@ -11,7 +11,9 @@ from events.models import Event
 from infra.rows import insert_rows, instance_values
 from webhooks import statements
 from webhooks.bulkhead import ENQUEUED_GRACE, LEASE, STUCK_ENDPOINT_BACKOFF, allot
+from webhooks.faults import fault_apply, test_faults
 from webhooks.models import Delivery, WebhookEndpoint
+from webhooks.ordering import open_resources
 from webhooks.selectors import enabled_endpoint_list
 
 
@@ -36,7 +38,7 @@ def events_fan_out(event_ids: list[str]) -> list[str]:
             Event.objects.select_for_update(skip_locked=True)
             .filter(pk__in=event_ids, dispatched_at__isnull=True)
             # Not `data` (a rendered resource each): decoding it would be the fan-out's main cost.
-            .only("merchant_id", "livemode", "type")
+            .only("merchant_id", "livemode", "type", "resource_id")
             .order_by("id")
         )
         if not events:
@@ -65,17 +67,32 @@ def deliveries_for(events: list[Event]) -> list[str]:
     if not pairs:
         return []
     loads = statements.endpoint_loads(list({e.id for _, e in pairs}), now)
-    # To an endpoint that hangs right now the first attempt waits like its other deliveries
-    # (bulkhead); the beat tick nudges it when that wait is over.
-    deliveries = [
-        Delivery(
-            event=event,
-            endpoint=e,
-            next_attempt_at=now + STUCK_ENDPOINT_BACKOFF if loads[e.id].hanging(now) else now,
-        )
-        for event, e in pairs
+    waiting_resources = open_resources(pairs)
+    deliveries = []
+    for event, e in pairs:
+        delivery = Delivery(event=event, endpoint=e)
+        key = (e.id, event.resource_id)
+        if key in waiting_resources:
+            delivery.status = Delivery.Status.BLOCKED  # an earlier event of it goes first
+        elif e.paused_at is not None:
+            delivery.status = Delivery.Status.HELD  # until its merchant resumes it
+        elif loads[e.id].hanging(now):
+            # To an endpoint that hangs right now the first attempt waits like its other
+            # deliveries (bulkhead); the beat tick nudges it when that wait is over.
+            delivery.next_attempt_at = now + STUCK_ENDPOINT_BACKOFF
+        else:
+            delivery.next_attempt_at = now
+        if e.ordered_delivery:
+            waiting_resources.add(key)  # the batch's next event of the resource waits too
+        deliveries.append(delivery)
+    _test_faults_apply(deliveries, now)
+    # A delayed test delivery is not nudged: the beat tick finds it once due.
+    pending = [
+        d
+        for d in deliveries
+        if d.status == Delivery.Status.PENDING and d.injected != Delivery.Injected.DELAYED
     ]
-    nudged = set(allot([(d.id, d.endpoint_id) for d in deliveries], loads))
+    nudged = set(allot([(d.id, d.endpoint_id) for d in pending], loads))
     for delivery in deliveries:
         if delivery.id in nudged:
             delivery.enqueued_until = now + ENQUEUED_GRACE  # the caller enqueues them
@@ -84,6 +101,18 @@ def deliveries_for(events: list[Event]) -> list[str]:
     rows = [instance_values(delivery) for delivery in deliveries]
     insert_rows(Delivery, rows, suffix="ON CONFLICT DO NOTHING")
     return [d.id for d in deliveries if d.id in nudged]
+
+
+def _test_faults_apply(deliveries: list[Delivery], now) -> None:
+    """The test deliveries due now take their merchant's profile faults (webhooks.faults), in
+    order: one draw each. Live ones, and those blocked, held or backed off, draw nothing."""
+    drawing: dict[str, list[Delivery]] = {}
+    for delivery in deliveries:
+        if not delivery.event.livemode and delivery.next_attempt_at == now:
+            drawing.setdefault(delivery.event.merchant_id, []).append(delivery)
+    for merchant_id, batch in drawing.items():
+        for delivery, fault in zip(batch, test_faults(merchant_id, len(batch)), strict=True):
+            fault_apply(delivery, fault, now)
 
 
 def deliveries_create_claimed(event: Event, endpoints: list[WebhookEndpoint]) -> list[Delivery]:

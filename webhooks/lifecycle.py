@@ -12,6 +12,8 @@ from django.conf import settings
 from django.db import transaction
 from django.db.models import F
 
+from accounts.models import Merchant
+from infra import revision
 from webhooks.emails import email_owner
 from webhooks.models import (
     Delivery,
@@ -29,10 +31,24 @@ DIGEST_SAMPLE = 10  # events named in one digest
 
 
 def lock_endpoint(endpoint_id: str) -> WebhookEndpoint:
+    """The endpoint's row, then its merchant's (`endpoints_changing`), for a change in this
+    transaction."""
     # FOR NO KEY UPDATE: a transaction writing a delivery to it takes the row FOR KEY SHARE
-    # (the foreign key) while it holds its merchant's row, which the change's trigger then
-    # locks (webhooks/migrations/0005): FOR UPDATE here would deadlock with it.
-    return WebhookEndpoint.objects.select_for_update(no_key=True).get(pk=endpoint_id)
+    # (the foreign key) while it holds its merchant's row, which this then locks: FOR UPDATE
+    # here would deadlock with it.
+    locked = WebhookEndpoint.objects.select_for_update(no_key=True).get(pk=endpoint_id)
+    endpoints_changing(locked.merchant_id)
+    return locked
+
+
+def endpoints_changing(merchant_id: str) -> None:
+    """Before any write to a merchant's endpoints, in its transaction (docs/webhooks.md
+    "Fan-out"): takes the merchant's row FOR UPDATE, which waits for the merchant's event
+    transactions in flight and holds off the next until this one ends (the fan-out takes it
+    FOR KEY SHARE: `webhooks_fan_out_revision`), and changes the configuration revision, so
+    every process's fan-out reads the list again once this commits (infra/revision.py)."""
+    Merchant.objects.select_for_update().filter(pk=merchant_id).first()
+    revision.changed()
 
 
 def status_changed(endpoint: WebhookEndpoint, action: str, actor: str, detail: str) -> None:
@@ -87,17 +103,11 @@ def _days(span: datetime.timedelta) -> str:
 
 
 def endpoint_disable(endpoint: WebhookEndpoint, streak: Streak, now) -> bool:
-    """Disable it (still listed, status `disabled`) and hold its waiting deliveries, in one
-    transaction; then the email. False when it was already disabled or deleted."""
-    with transaction.atomic():
-        locked = lock_endpoint(endpoint.id)
-        if locked.deleted_at is not None or locked.disabled_at is not None:
-            return False
-        locked.disabled_at = now
-        locked.save(update_fields=["disabled_at"])
-        held = deliveries_hold(locked, now)
-        detail = f"{_streak_text(streak)}; {held} waiting deliveries held"
-        status_changed(locked, StatusChange.Action.DISABLED, SYSTEM, detail)
+    """Disable it after sustained failure; then the email. False when it was already disabled
+    or deleted."""
+    locked = _disabled(endpoint, now, _streak_text(streak))
+    if locked is None:
+        return False
     email_owner(
         locked,
         "disabled",
@@ -105,6 +115,32 @@ def endpoint_disable(endpoint: WebhookEndpoint, streak: Streak, now) -> bool:
         failures=streak.consecutive_failures,
     )
     return True
+
+
+def endpoint_gone(endpoint: WebhookEndpoint, event_id: str, now) -> bool:
+    """Its receiver answered 410 Gone: disabled at once, not after days of retries (a 410
+    says the URL is gone for good); then the owner's email. False when already disabled."""
+    locked = _disabled(endpoint, now, f"the receiver answered 410 Gone to {event_id}")
+    if locked is None:
+        return False
+    email_owner(locked, "gone", event_id=event_id, at=now)
+    return True
+
+
+def _disabled(endpoint: WebhookEndpoint, now, why: str) -> WebhookEndpoint | None:
+    """Disable it (still listed, status `disabled`) and hold its waiting deliveries, recorded
+    with `why`, in one transaction. None when it was already disabled or deleted."""
+    with transaction.atomic():
+        locked = lock_endpoint(endpoint.id)
+        if locked.deleted_at is not None or locked.disabled_at is not None:
+            return None
+        locked.disabled_at = now
+        locked.save(update_fields=["disabled_at"])
+        held = deliveries_hold(locked, now)
+        status_changed(
+            locked, StatusChange.Action.DISABLED, SYSTEM, f"{why}; {held} waiting deliveries held"
+        )
+    return locked
 
 
 def deliveries_hold(endpoint: WebhookEndpoint, now) -> int:

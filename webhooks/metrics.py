@@ -4,17 +4,20 @@ Attempts, their outcomes and latencies are counted by the process that makes the
 worker, or the web for simulate-webhook) into the node's multiprocess files. The backlog and
 the age of the oldest due delivery are read from PostgreSQL when /metrics is scraped: they are
 facts about rows, the same whichever process asks, and two reads of the `delivery_due` partial
-index (status pending, on next_attempt_at) give them whatever the table's size.
+index (status pending, on next_attempt_at) give them whatever the table's size. When the last
+attempt was made is the newest 5-minute slice of the endpoints' health counters
+(webhooks.health), the last entry of the `health_bucket_starts` index.
 """
 
 import datetime
 
-from django.db.models import Min
+from django.db.models import Max, Min
 from django.utils import timezone
 from prometheus_client import Counter, Histogram
 from prometheus_client.core import GaugeMetricFamily
 
-from webhooks.models import Delivery
+from webhooks.health import BUCKET
+from webhooks.models import Delivery, HealthBucket
 
 ATTEMPTS = Counter(
     "svc_webhook_attempts", "Webhook delivery attempts, by outcome.", ["mode", "outcome"]
@@ -60,6 +63,26 @@ def oldest_due_age(now: datetime.datetime) -> float:
     return (now - oldest).total_seconds() if oldest else 0.0
 
 
+def last_attempt_age(now: datetime.datetime) -> float | None:
+    """Seconds since the 5-minute slice of the newest attempt (delivered or failed, of any
+    endpoint) began, so at most BUCKET more than since that attempt; None: none kept."""
+    newest = HealthBucket.objects.aggregate(newest=Max("starts"))["newest"]
+    return (now - newest).total_seconds() if newest else None
+
+
+def stalled_for(now: datetime.datetime, max_age: float) -> float:
+    """Seconds the oldest due delivery is late if no attempt at all was made meanwhile (no
+    worker is taking deliveries), else 0: /readyz's webhook check. An endpoint that fails or
+    hangs still makes attempts (each ends within the POST's timeout), so one tenant's dead
+    endpoints keep their deliveries late without making this fire (issue 35)."""
+    late = oldest_due_age(now)
+    if late <= max_age:
+        return 0.0  # the usual case: one read
+    since = last_attempt_age(now)
+    attempted = since is not None and since <= max_age + BUCKET.total_seconds()
+    return 0.0 if attempted else late
+
+
 class BacklogCollector:
     """Read at scrape time; every node reports the same values (aggregate with max())."""
 
@@ -80,4 +103,10 @@ class BacklogCollector:
             "svc_webhook_oldest_due_age_seconds",
             "How late the oldest due webhook delivery is (0: none due).",
             value=age,
+        )
+        since = last_attempt_age(timezone.now())
+        yield GaugeMetricFamily(
+            "svc_webhook_last_attempt_age_seconds",
+            "Seconds since the 5-minute slice of the newest webhook attempt began (-1: none).",
+            value=-1 if since is None else since,
         )

@@ -31,6 +31,12 @@ class WebhookEndpoint(models.Model):
     # Disabled after sustained failure (webhooks/health.py): still listed, status `disabled`,
     # sent nothing until re-enabled (docs/webhooks.md "Endpoint health and recovery").
     disabled_at = models.DateTimeField(null=True, blank=True)
+    # Paused by its merchant: its deliveries are kept (held) and none is attempted, so no
+    # failure is counted, until it is resumed (docs/webhooks.md "Pause and resume").
+    paused_at = models.DateTimeField(null=True, blank=True)
+    # Per-resource ordered delivery (docs/webhooks.md "Ordering"): a resource's event waits
+    # (status `blocked`) until its earlier ones were delivered or dead-lettered.
+    ordered_delivery = models.BooleanField(default=False, db_default=False)
 
     class Meta:
         indexes = [
@@ -43,6 +49,7 @@ class WebhookEndpoint(models.Model):
         permissions = [
             ("enable_webhookendpoint", "Can re-enable webhook endpoints"),
             ("recover_webhookendpoint", "Can recover webhook endpoints' failed events"),
+            ("pause_webhookendpoint", "Can pause and resume webhook endpoints"),
         ]
 
     def __str__(self):
@@ -50,7 +57,9 @@ class WebhookEndpoint(models.Model):
 
     @property
     def status(self) -> str:
-        return "enabled" if self.deleted_at is None and self.disabled_at is None else "disabled"
+        if self.deleted_at is not None or self.disabled_at is not None:
+            return "disabled"
+        return "paused" if self.paused_at is not None else "enabled"
 
 
 class DeliveryQuerySet(models.QuerySet):
@@ -85,6 +94,15 @@ class Delivery(models.Model):
         # Its endpoint was disabled while it waited: kept, not retried, until a re-enable or a
         # recover makes it due again (docs/webhooks.md "Endpoint health and recovery").
         HELD = "held"
+        # Ordered delivery: an earlier event of its resource is still on its way to the
+        # endpoint; released (pending, due now) once that one is delivered or dead-lettered.
+        BLOCKED = "blocked"
+
+    class Injected(models.TextChoices):
+        """A test-mode failure profile's fault (webhooks.faults): sent twice, or first due later."""
+
+        DUPLICATE = "duplicate"
+        DELAYED = "delayed"
 
     id = PrefixedIdField(prefix="whd")
     # No index of its own: one_delivery_per_endpoint leads with the event.
@@ -102,6 +120,9 @@ class Delivery(models.Model):
     # A nudge for it sits in the broker until about then: the beat tick does not add another
     # while a backlog drains, and re-sends one if that nudge was lost.
     enqueued_until = models.DateTimeField(null=True, blank=True)
+    injected = models.CharField(
+        max_length=16, choices=Injected.choices, blank=True, default="", db_default=""
+    )
     created = models.DateTimeField(default=timezone.now)
 
     objects = DeliveryQuerySet.as_manager()
@@ -147,6 +168,10 @@ class Delivery(models.Model):
             models.Index(fields=["endpoint", "-id"], name="delivery_endpoint_list"),
             # ... and of one status (the admin's filter), newest first.
             models.Index(fields=["endpoint", "status", "-id"], name="delivery_endpoint_status"),
+            # Ordered delivery's waiting rows, which the beat tick checks for release.
+            models.Index(
+                fields=["endpoint"], condition=Q(status="blocked"), name="delivery_blocked"
+            ),
             # Dead letters (the admin's list, requeue_dead_letters): a few among millions.
             models.Index(
                 fields=["event", "endpoint"],
@@ -270,6 +295,9 @@ class StatusChange(models.Model):
         DISABLED = "disabled"
         ENABLED = "enabled"
         RECOVERED = "recovered"
+        PAUSED = "paused"
+        RESUMED = "resumed"
+        UPDATED = "updated"
 
     endpoint = models.ForeignKey(
         WebhookEndpoint, on_delete=models.CASCADE, related_name="status_changes"

@@ -4,8 +4,6 @@ from functools import partial
 
 from drf_spectacular.utils import (
     OpenApiParameter,
-    OpenApiWebhook,
-    PolymorphicProxySerializer,
     extend_schema,
 )
 from rest_framework import serializers
@@ -14,14 +12,17 @@ from api.fields import MAX_ID_LENGTH
 from api.openapi import (
     PAGE_PARAMETERS,
     QUERY_STRING,
-    Named,
     ObjectName,
     exchange,
     list_of,
     spec,
 )
-from events.catalogue import EVENT_TYPES, EVENT_TYPES_BY_FAMILY
-from webhooks.models import Attempt
+from webhooks.openapi_events import (
+    EventWithAttempts,
+    PaymentEvent,
+    RefundEvent,
+    by_type,
+)
 from webhooks.serializers import (
     MAX_DESCRIPTION,
     MAX_PATTERN_LENGTH,
@@ -30,10 +31,9 @@ from webhooks.serializers import (
     ResendInput,
 )
 
-ENDPOINT_STATUSES = ["enabled", "disabled"]
+ENDPOINT_STATUSES = ["enabled", "paused", "disabled"]
 W = "Endpoints > Webhook endpoints > "
 E = "Endpoints > Events > "
-EVENT_TYPE_CHOICES = sorted(EVENT_TYPES)
 
 
 class WebhookEndpointInput(EndpointInput):
@@ -47,6 +47,19 @@ class WebhookEndpointInput(EndpointInput):
         allow_empty=False,
         max_length=MAX_PATTERNS,
         help_text="Event types, family patterns such as `payment.*`, or `*`; default `*`.",
+    )
+    ordered_delivery = serializers.BooleanField(
+        required=False,
+        help_text="Not in the spec (additive), default false: a resource's event is sent only "
+        "once its earlier ones were delivered or dead-lettered here; other resources flow.",
+    )
+
+
+class WebhookEndpointUpdate(WebhookEndpointInput):
+    """The fields given change; those left out are kept."""
+
+    url = serializers.URLField(
+        max_length=2048, required=False, help_text="An absolute https URL, checked as at creation."
     )
 
 
@@ -92,11 +105,14 @@ class WebhookEndpoint(serializers.Serializer):
     status = serializers.ChoiceField(
         choices=ENDPOINT_STATUSES,
         help_text=(
-            "`disabled`: disabled after sustained failure (not in the spec, additive); it gets "
-            "no events until POST /v1/webhook-endpoints/:id/enable. Deleted endpoints stay "
-            "hidden."
+            "`disabled`: disabled after sustained failure or a 410 Gone answer (not in the "
+            "spec, additive); it gets no events until POST /v1/webhook-endpoints/:id/enable. "
+            "`paused` (additive): its events wait until POST /v1/webhook-endpoints/:id/resume. "
+            "Deleted endpoints stay hidden."
         ),
     )
+    paused_at = serializers.DateTimeField(allow_null=True, help_text="Ours (additive).")
+    ordered_delivery = serializers.BooleanField(help_text="Ours (additive).")
     secret_last4 = serializers.CharField(min_length=4, max_length=4)
     previous_secret_expires_at = serializers.DateTimeField(allow_null=True)
     livemode = serializers.BooleanField()
@@ -112,85 +128,6 @@ class DeletedWebhookEndpoint(serializers.Serializer):
     id = serializers.CharField()
     object = ObjectName("webhook_endpoint")
     deleted = serializers.BooleanField()
-
-
-PAYMENT_EVENT_TYPES = list(EVENT_TYPES_BY_FAMILY["payment"])
-REFUND_EVENT_TYPES = list(EVENT_TYPES_BY_FAMILY["refund"])
-
-
-class EventFields(serializers.Serializer):
-    """The event envelope (spec "Event object"): the body of every webhook too."""
-
-    id = serializers.CharField(max_length=MAX_ID_LENGTH)
-    object = ObjectName("event")
-    api_version = serializers.CharField()
-    livemode = serializers.BooleanField()
-    created = serializers.DateTimeField()
-
-
-class PaymentEventData(serializers.Serializer):
-    object = Named("Payment", help_text="The payment as it was when the event happened.")
-    previous_attributes = Named(
-        "PaymentPreviousAttributes", help_text="The fields that changed, with their old value."
-    )
-
-
-class RefundEventData(serializers.Serializer):
-    object = Named("Refund", help_text="The refund as it was when the event happened.")
-    previous_attributes = Named(
-        "RefundPreviousAttributes", help_text="The fields that changed, with their old value."
-    )
-
-
-class PaymentEvent(EventFields):
-    type = serializers.ChoiceField(choices=PAYMENT_EVENT_TYPES)
-    data = PaymentEventData()
-
-
-class RefundEvent(EventFields):
-    type = serializers.ChoiceField(choices=REFUND_EVENT_TYPES)
-    data = RefundEventData()
-
-
-class WebhookAttempt(serializers.Serializer):
-    id = serializers.CharField()
-    object = ObjectName("webhook_attempt")
-    event = serializers.CharField()
-    endpoint = serializers.CharField()
-    attempt = serializers.IntegerField()
-    status = serializers.ChoiceField(choices=Attempt.Status.choices)
-    http_status = serializers.IntegerField(help_text="0 when no response was received")
-    response_body = serializers.CharField()
-    error = serializers.CharField(allow_null=True)
-    duration_ms = serializers.IntegerField()
-    next_retry_at = serializers.DateTimeField(allow_null=True)
-    attempted_at = serializers.DateTimeField()
-
-
-class PaymentEventWithAttempts(PaymentEvent):
-    attempts = WebhookAttempt(many=True)
-
-
-class RefundEventWithAttempts(RefundEvent):
-    attempts = WebhookAttempt(many=True)
-
-
-def by_type(name: str, payment_event, refund_event, **kwargs) -> PolymorphicProxySerializer:
-    """An event, a oneOf discriminated by `type`: its family says what `data.object` is (the
-    reserved families emit no events yet)."""
-    return PolymorphicProxySerializer(
-        component_name=name,
-        serializers={
-            **dict.fromkeys(PAYMENT_EVENT_TYPES, payment_event),
-            **dict.fromkeys(REFUND_EVENT_TYPES, refund_event),
-        },
-        resource_type_field_name="type",
-        **kwargs,
-    )
-
-
-Event = by_type("Event", PaymentEvent, RefundEvent)
-EventWithAttempts = by_type("EventWithAttempts", PaymentEventWithAttempts, RefundEventWithAttempts)
 
 
 endpoint_list = extend_schema(
@@ -211,6 +148,8 @@ ENDPOINT_CREATED = {
     "object": "webhook_endpoint",
     **ENDPOINT_CREATE_REQUEST,
     "status": "enabled",
+    "paused_at": None,
+    "ordered_delivery": False,
     "secret_last4": "l9wH",
     "previous_secret_expires_at": None,
     "livemode": False,
@@ -244,6 +183,37 @@ endpoint_retrieve = extend_schema(
         "Retrieve a webhook endpoint",
         W + "GET /v1/webhook-endpoints and GET /v1/webhook-endpoints/:id",
     ),
+    responses={200: WebhookEndpoint},
+)
+endpoint_update = extend_schema(
+    operation_id="webhook_endpoints_update",
+    **spec(
+        "Update a webhook endpoint",
+        "",
+        "Changes the fields given (a new `url` is checked by the URL guard) and keeps the "
+        "others; the next events follow the new settings.",
+    ),
+    request=WebhookEndpointUpdate,
+    responses={200: WebhookEndpoint},
+)
+endpoint_pause = extend_schema(
+    **spec(
+        "Pause a webhook endpoint",
+        "",
+        "Status `paused`: its events wait, nothing is sent and no failure is counted until "
+        "it is resumed. 422 `endpoint_disabled` for a disabled one.",
+    ),
+    request=None,
+    responses={200: WebhookEndpoint},
+)
+endpoint_resume = extend_schema(
+    **spec(
+        "Resume a webhook endpoint",
+        "",
+        "The events that waited are sent, oldest first; one that fails is retried within "
+        "its event's 72-hour retry window.",
+    ),
+    request=None,
     responses={200: WebhookEndpoint},
 )
 endpoint_delete = extend_schema(
@@ -310,7 +280,9 @@ endpoint_recover = extend_schema(
         "",
         "One more attempt now, numbering continued as a resend does, for every event since "
         "`since` whose delivery to this endpoint failed (waiting for a retry, dead-lettered "
-        "or held while it was disabled), oldest first, at most 500 per call (`has_more`). "
+        "or held while it was disabled), oldest first, a page of at most 500 candidates per "
+        "call (`has_more`). Within an hour of a recover, a delivery attempted since is left "
+        "out of its page, so a call may requeue fewer, even none, with more to come. "
         "202: the workers make the attempts; they appear on GET /v1/events/:id. 422 "
         "`endpoint_disabled` while the endpoint is disabled.",
     ),
@@ -325,6 +297,59 @@ event_list = extend_schema(
         OpenApiParameter("resource", QUERY_STRING, required=False, description="A resource id."),
     ],
     responses={200: list_of(partial(by_type, "Event", PaymentEvent, RefundEvent), "EventList")},
+)
+
+
+class FeedEntry(serializers.Serializer):
+    object = ObjectName("feed_entry")
+    cursor = serializers.CharField(
+        help_text="Pass it as `after` to read on from this event: store it once it is processed."
+    )
+    event = by_type("Event", PaymentEvent, RefundEvent)
+
+
+event_feed = extend_schema(
+    **spec(
+        "Follow the event feed",
+        "",
+        "The events of the key's mode, oldest first, each with the cursor after it. An event "
+        "shows once every transaction that began before its own has ended, so none can ever "
+        "appear behind a cursor already handed out. A consumer that stores an entry's `cursor` "
+        "after processing its event, and reads on with `after`, never misses an event and "
+        "never gets one twice, however many writers commit at once. `next_cursor` is the "
+        "cursor after the page (the one sent when the page is empty). `wait`: when nothing "
+        "is past `after`, wait up to that many seconds for an event (long poll); a web "
+        "process keeps a few waits at once; one more is 429 with `Retry-After: 1`. 400 "
+        "`cursor_expired` when the event at `after` was deleted by retention (or is another "
+        "account's): start again without a cursor.",
+    ),
+    parameters=[
+        OpenApiParameter(
+            "after",
+            QUERY_STRING,
+            required=False,
+            description="A cursor; none: from the oldest event kept; `now`: no events, and the "
+            "cursor of the feed's end, to follow only what comes next.",
+        ),
+        OpenApiParameter("limit", int, required=False, description="1 to 100; default 25."),
+        OpenApiParameter(
+            "wait",
+            {"type": "integer", "minimum": 0, "maximum": 30},
+            required=False,
+            description="Seconds to wait for an event when none is past `after` (default 0; "
+            "the maximum is EVENT_FEED_MAX_WAIT, 20 unless configured).",
+        ),
+    ],
+    operation_id="events_feed",
+    responses={
+        200: list_of(
+            FeedEntry,
+            "EventFeed",
+            next_cursor=serializers.CharField(
+                help_text="After the page; the `after` sent when the page is empty."
+            ),
+        )
+    },
 )
 event_retrieve = extend_schema(
     **spec(
@@ -342,54 +367,4 @@ event_resend = extend_schema(
     ),
     request=ResendInput,
     responses={202: EventWithAttempts},
-)
-
-
-def delivery_header(name: str, schema: dict, description: str = "") -> dict:
-    return {
-        "in": "header",
-        "name": name,
-        "required": True,
-        "schema": schema,
-        "description": description,
-    }
-
-
-# Every `v1=` is a hex HMAC-SHA256 (webhooks/signing.py); one per active secret.
-SIGNATURE_PATTERN = r"^t=[0-9]+(,v1=[0-9a-f]{64})+$"
-
-# The delivery as its receiver sees it (OpenAPI 3.1 `webhooks`; SPECTACULAR_SETTINGS["WEBHOOKS"]),
-# with the headers webhooks.attempts.delivery_headers sends. A raw operation: drf-spectacular
-# would give a webhook neither header parameters nor anything but our API's error answers.
-EVENT_WEBHOOK = OpenApiWebhook(
-    name="event",
-    decorator={
-        "post": {
-            "operationId": "event_delivered",
-            # No API key: the receiver checks Service-Signature (spec "Signature").
-            "security": [],
-            "summary": "An event, delivered to a webhook endpoint",
-            "description": (
-                "POSTed to every enabled endpoint subscribed to the event's type. "
-                "`Service-Signature` is `t=<unix seconds>,v1=<hex HMAC-SHA256 of "
-                '"<t>.<raw body>" under the endpoint secret>`; for 24 hours after a roll-secret '
-                "it holds one `v1=` per active secret. Any 2xx ends the retries."
-            ),
-            "parameters": [
-                delivery_header(
-                    "Service-Signature", {"type": "string", "pattern": SIGNATURE_PATTERN}
-                ),
-                delivery_header("Service-Event-Id", {"type": "string"}),
-                delivery_header("Service-Event-Type", {"$ref": "#/components/schemas/EventType"}),
-                delivery_header(
-                    "Idempotency-Key", {"type": "string"}, "The event id: deduplicate on it."
-                ),
-            ],
-            "requestBody": {
-                "required": True,
-                "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Event"}}},
-            },
-            "responses": {"2XX": {"description": "Received: no more attempts."}},
-        }
-    },
 )

@@ -4,7 +4,7 @@ tasks."""
 import datetime
 
 from django.db import connection
-from django.db.models import Q
+from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 
 from api.errors import NotFound
@@ -12,7 +12,7 @@ from api.ids import ID_SLACK, id_floor, is_id
 from events.models import Event
 from infra import revision
 from infra.rows import Columns, ModelRows
-from webhooks.models import Delivery, WebhookEndpoint
+from webhooks.models import Attempt, Delivery, WebhookEndpoint
 
 DUE_BATCH = 500
 DEAD_LETTER_BATCH = 500  # requeue_dead_letters' default --batch-size
@@ -40,10 +40,11 @@ def enabled_endpoint_list(merchant_id: str, livemode: bool) -> list[WebhookEndpo
     """list(enabled_endpoints(...).order_by("id")) as the fan-out must see it, fresh instances
     each call. Inside the transaction that writes the events: it first waits for any endpoint
     change of the merchant in flight and holds off the next until this transaction ends
-    (`webhooks_fan_out_revision`, webhooks/migrations/0005), so an event commits either
-    before an endpoint change or fanned out with it. The rows are kept in each process under
-    the configuration revision (infra/revision.py), read after that wait in the same statement:
-    most merchants have no endpoint, and their payments then read nothing more."""
+    (`webhooks_fan_out_revision`, webhooks/migrations/0005; every change locks the merchant in
+    `webhooks.lifecycle.endpoints_changing`), so an event commits either before an endpoint
+    change or fanned out with it. The rows are kept in each process under the configuration
+    revision (infra/revision.py), read after that wait in the same statement: most merchants
+    have no endpoint, and their payments then read nothing more."""
     key = (merchant_id, livemode)
     locked = revision.read("SELECT webhooks_fan_out_revision(%s)", [merchant_id])
     under, rows = _endpoint_lists.get(key, locked)
@@ -118,11 +119,15 @@ def dead_letter_batches(*, merchant_id=None, since=None, size: int = DEAD_LETTER
         batch = list(after[:size])
 
 
-def recoverable_deliveries(endpoint, since, now, starting_after: str | None = None):
+def recoverable_deliveries(
+    endpoint, since, now, starting_after: str | None = None, quiet_since=None
+):
     """Recover's candidates, oldest event first: the endpoint's deliveries of events created
     at or after `since` (and after the event id `starting_after`) that failed: waiting for a
-    retry not yet due, dead-lettered, or held. Read through `delivery_recoverable`, by event
-    id from the floor of `since` (ids are time-ordered), never the delivered history."""
+    retry not yet due, dead-lettered, or held; with `quiet_since`, only those not attempted
+    since then. Read through `delivery_recoverable`, by event id from the floor of `since`
+    (ids are time-ordered), never the delivered history; a delivery's attempts through
+    `attempt_numbers_unique`."""
     failed = Q(status__in=[Delivery.Status.DEAD_LETTERED, Delivery.Status.HELD]) | Q(
         status=Delivery.Status.PENDING, attempt_count__gt=0, next_attempt_at__gt=now
     )
@@ -134,6 +139,9 @@ def recoverable_deliveries(endpoint, since, now, starting_after: str | None = No
     )
     if starting_after:
         deliveries = deliveries.filter(event_id__gt=starting_after)
+    if quiet_since is not None:
+        recent = Attempt.objects.filter(delivery=OuterRef("pk"), attempted_at__gte=quiet_since)
+        deliveries = deliveries.filter(~Exists(recent))
     return deliveries.order_by("event_id")
 
 

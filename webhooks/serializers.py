@@ -17,6 +17,15 @@ MAX_DESCRIPTION = 200
 MAX_PATTERN_LENGTH = 100  # the longest event type is 26 characters
 
 
+class StrictBooleanField(serializers.BooleanField):
+    """A JSON true or false only (DRF's would take "yes", 1 or "on")."""
+
+    def to_internal_value(self, data):
+        if not isinstance(data, bool):
+            raise serializers.ValidationError("Must be a boolean.")
+        return data
+
+
 class EndpointInput(serializers.Serializer):
     # The URL rules (and their own error codes) are the URL guard's: not repeated here.
     url = serializers.JSONField()
@@ -40,6 +49,23 @@ class EndpointInput(serializers.Serializer):
                 )
         return list(dict.fromkeys(patterns))  # a repeated pattern adds nothing
 
+    ordered_delivery = StrictBooleanField(required=False)
+
+
+def patterns_from_text(text: str) -> list[str]:
+    """Comma-separated patterns as the back office and manage.py take them; ValueError names
+    the first that is not an event type, a family pattern or *."""
+    patterns = [pattern.strip() for pattern in text.split(",") if pattern.strip()]
+    if bad := [pattern for pattern in patterns if not is_valid_pattern(pattern)]:
+        raise ValueError(f"Not an event type or pattern: {bad[0]}")
+    return list(dict.fromkeys(patterns))
+
+
+class EndpointUpdateInput(EndpointInput):
+    """POST /v1/webhook-endpoints/:id: the same fields, each optional; those given change."""
+
+    url = serializers.JSONField(required=False)
+
 
 def endpoint_to_dict(
     endpoint: WebhookEndpoint, secret: str | None = None, health: dict | None = None
@@ -53,6 +79,8 @@ def endpoint_to_dict(
         "description": endpoint.description,
         "enabled_events": endpoint.enabled_events,
         "status": endpoint.status,
+        "paused_at": format_timestamp(endpoint.paused_at),
+        "ordered_delivery": endpoint.ordered_delivery,
         "secret_last4": endpoint.secret_last4,
         "previous_secret_expires_at": format_timestamp(endpoint.previous_secret_expires_at),
         "livemode": endpoint.livemode,
@@ -79,11 +107,13 @@ def attempt_to_dict(attempt: Attempt) -> dict:
         "duration_ms": attempt.duration_ms,
         "next_retry_at": format_timestamp(attempt.next_retry_at),
         "attempted_at": format_timestamp(attempt.attempted_at),
+        # A test-mode failure profile's fault on its delivery (webhooks.faults), null for none.
+        "injected": attempt.delivery.injected or None,
     }
 
 
 def event_with_attempts(event: Event) -> dict:
-    attempts = event.attempts.order_by("attempted_at", "id")
+    attempts = event.attempts.select_related("delivery").order_by("attempted_at", "id")
     return {**event_to_dict(event), "attempts": [attempt_to_dict(a) for a in attempts]}
 
 
@@ -121,7 +151,6 @@ class RecoverInput(serializers.Serializer):
 
 
 def recovery_to_dict(recovery) -> dict:
-    last = recovery.event_ids[-1] if recovery.event_ids else None
     return {
         "object": "webhook_recovery",
         "endpoint": recovery.endpoint.id,
@@ -129,5 +158,5 @@ def recovery_to_dict(recovery) -> dict:
         "requeued": len(recovery.event_ids),
         "events": recovery.event_ids,
         "has_more": recovery.has_more,
-        "next_starting_after": last if recovery.has_more else None,
+        "next_starting_after": recovery.next_starting_after,
     }

@@ -10,8 +10,8 @@ import datetime
 from dataclasses import dataclass
 from functools import partial
 
-from django.conf import settings
 from django.db import transaction
+from django.db.models import OuterRef, Subquery
 from django.utils import timezone
 
 from accounts.models import Merchant
@@ -28,9 +28,16 @@ from webhooks.fanout import (
     endpoints_for,
     event_deliveries_reopen,
 )
-from webhooks.lifecycle import health_reset, lock_endpoint, status_changed
+from webhooks.lifecycle import (
+    deliveries_hold,
+    endpoints_changing,
+    health_reset,
+    lock_endpoint,
+    status_changed,
+)
 from webhooks.models import Delivery, StatusChange, WebhookEndpoint
-from webhooks.selectors import enabled_endpoints, endpoints_of, recoverable_deliveries
+from webhooks.ordering import blocked_release_all
+from webhooks.selectors import enabled_endpoints, endpoints_of
 from webhooks.tasks import enqueue_deliveries
 from webhooks.urlguard import check_url
 
@@ -42,12 +49,6 @@ PREVIOUS_SECRET_OVERLAP = datetime.timedelta(hours=24)
 class EndpointWithSecret:
     endpoint: WebhookEndpoint
     secret: str
-
-
-def _lock_merchant(merchant: Merchant) -> None:
-    # Serialises creates of one merchant, so two concurrent requests cannot both take the 16th
-    # place.
-    Merchant.objects.select_for_update().filter(pk=merchant.pk).first()
 
 
 def _lock_endpoint(endpoint: WebhookEndpoint) -> WebhookEndpoint:
@@ -112,11 +113,12 @@ def endpoint_create(
     url: str,
     description: str | None = None,
     enabled_events: list[str] | None = None,
+    ordered_delivery: bool = False,
 ) -> EndpointWithSecret:
     check_url(url)  # resolves DNS: before the transaction, never inside it
     secret = new_signing_secret()
     with transaction.atomic():
-        _lock_merchant(merchant)
+        endpoints_changing(merchant.pk)  # also serialises creates: one 16th place
         _check_room(merchant, livemode)
         endpoint = WebhookEndpoint.objects.create(
             merchant=merchant,
@@ -124,6 +126,7 @@ def endpoint_create(
             url=url,
             description=description,
             enabled_events=enabled_events or ["*"],
+            ordered_delivery=ordered_delivery,
             secret_encrypted=encrypt_secret(secret),
             secret_last4=secret[-4:],
         )
@@ -131,7 +134,7 @@ def endpoint_create(
 
 
 def endpoint_delete(*, endpoint: WebhookEndpoint) -> WebhookEndpoint:
-    """Disable and hide. Its waiting (and held) deliveries are canceled; one in flight right
+    """Disable and hide. Its waiting (held, blocked) deliveries are canceled; one in flight right
     now finishes and is recorded. Attempt history is kept (spec "Retries and dead letter" 5)."""
     now = timezone.now()
     with transaction.atomic():
@@ -139,8 +142,10 @@ def endpoint_delete(*, endpoint: WebhookEndpoint) -> WebhookEndpoint:
         if locked.deleted_at is None:
             locked.deleted_at = now
             locked.save(update_fields=["deleted_at"])
-        held = Delivery.objects.filter(endpoint=locked, status=Delivery.Status.HELD)
-        (Delivery.objects.waiting(now).filter(endpoint=locked) | held).update(
+        kept = Delivery.objects.filter(
+            endpoint=locked, status__in=[Delivery.Status.HELD, Delivery.Status.BLOCKED]
+        )
+        (Delivery.objects.waiting(now).filter(endpoint=locked) | kept).update(
             status=Delivery.Status.CANCELED, next_attempt_at=None
         )
     return locked
@@ -168,13 +173,12 @@ def endpoint_roll_secret(*, endpoint: WebhookEndpoint) -> EndpointWithSecret:
 
 
 def endpoint_enable(*, endpoint: WebhookEndpoint, actor: str) -> WebhookEndpoint:
-    """Re-enable an endpoint disabled after sustained failure (a no-op for an enabled one):
-    its health counters start again, and its held deliveries are due now (the beat tick
-    nudges them within a second, as many as the endpoint has places). 422
-    `endpoint_limit_reached` when 16 others are enabled meanwhile."""
-    now = timezone.now()
+    """Re-enable an endpoint disabled after sustained failure or a 410 (a no-op for an
+    enabled one): its health counters start again, and its held deliveries are due again
+    (`held_release`) unless it is also paused. 422 `endpoint_limit_reached` when 16 others
+    are enabled meanwhile."""
     with transaction.atomic():
-        _lock_merchant(endpoint.merchant)
+        endpoints_changing(endpoint.merchant_id)  # first, as creates: one 16th place
         locked = _lock_endpoint(endpoint)
         if locked.disabled_at is None:
             return locked
@@ -182,48 +186,77 @@ def endpoint_enable(*, endpoint: WebhookEndpoint, actor: str) -> WebhookEndpoint
         locked.disabled_at = None
         locked.save(update_fields=["disabled_at"])
         health_reset(locked)
-        held = Delivery.objects.filter(endpoint=locked, status=Delivery.Status.HELD).update(
-            status=Delivery.Status.PENDING, next_attempt_at=now, enqueued_until=None
-        )
-        detail = f"{held} held deliveries due again"
+        detail = "still paused" if locked.paused_at else held_release(locked)
         status_changed(locked, StatusChange.Action.ENABLED, actor, detail)
     return locked
 
 
-@dataclass(frozen=True)
-class Recovery:
-    endpoint: WebhookEndpoint
-    since: datetime.datetime
-    event_ids: list[str]
-    has_more: bool
-
-
-def endpoint_recover(
-    *,
-    endpoint: WebhookEndpoint,
-    since: datetime.datetime,
-    actor: str,
-    starting_after: str | None = None,
-    limit: int | None = None,
-) -> Recovery:
-    """Another attempt now, numbering continued (as resend), for each delivery to the
-    endpoint that failed (waiting for a retry, dead-lettered or held) of an event created at
-    or after `since` and after the event id `starting_after`: at most `limit`
-    (WEBHOOK_RECOVER_MAX), oldest event first; `has_more` says to call again with
-    `starting_after` = the last event id. A delivery made due again is not picked a second
-    time while it waits (its time has come), so repeating a call requeues nothing twice."""
+def endpoint_pause(*, endpoint: WebhookEndpoint, actor: str) -> WebhookEndpoint:
+    """Pause (a no-op for a paused one): its waiting deliveries are held and new events'
+    deliveries are written held, so nothing is attempted and no failure is counted until
+    it is resumed. 422 `endpoint_disabled` for a disabled one (it is sent nothing already)."""
     refuse_disabled(endpoint)
-    limit = limit or settings.WEBHOOK_RECOVER_MAX
+    now = timezone.now()
     with transaction.atomic():
-        found = recoverable_deliveries(endpoint, since, timezone.now(), starting_after)
-        candidates = list(found[: limit + 1])
-        chosen = candidates[:limit]
-        delivery_ids = deliveries_reopen(chosen)
-        if chosen:
-            detail = f"{len(chosen)} events since {since:%Y-%m-%d %H:%M:%S} UTC requeued"
-            status_changed(endpoint, StatusChange.Action.RECOVERED, actor, detail)
-    enqueue_deliveries(delivery_ids, endpoint.livemode)
-    return Recovery(endpoint, since, [d.event_id for d in chosen], len(candidates) > limit)
+        locked = _lock_endpoint(endpoint)
+        if locked.paused_at is not None:
+            return locked
+        locked.paused_at = now
+        locked.save(update_fields=["paused_at"])
+        held = deliveries_hold(locked, now)
+        status_changed(locked, StatusChange.Action.PAUSED, actor, f"{held} waiting deliveries held")
+    return locked
+
+
+def endpoint_resume(*, endpoint: WebhookEndpoint, actor: str) -> WebhookEndpoint:
+    """Resume a paused endpoint (a no-op for one not paused): its backlog is due again,
+    oldest first (`held_release`), unless it was disabled meanwhile."""
+    with transaction.atomic():
+        locked = _lock_endpoint(endpoint)
+        if locked.paused_at is None:
+            return locked
+        locked.paused_at = None
+        locked.save(update_fields=["paused_at"])
+        detail = "still disabled" if locked.disabled_at else held_release(locked)
+        status_changed(locked, StatusChange.Action.RESUMED, actor, detail)
+    return locked
+
+
+def held_release(endpoint: WebhookEndpoint) -> str:
+    """In the caller's transaction: the endpoint's held deliveries are due again, oldest event
+    first (each due from its event's creation, and claims take the earliest due); a failing
+    one is retried within its event's retry window, as any. -> what was done, for the record.
+    The beat tick nudges them within a second, as many as the endpoint has places."""
+    created = Event.objects.filter(pk=OuterRef("event_id")).values("created")
+    due = Delivery.objects.filter(endpoint=endpoint, status=Delivery.Status.HELD).update(
+        status=Delivery.Status.PENDING, next_attempt_at=Subquery(created), enqueued_until=None
+    )
+    return f"{due} held deliveries due again"
+
+
+def endpoint_update(*, endpoint: WebhookEndpoint, actor: str, **changes) -> WebhookEndpoint:
+    """POST /v1/webhook-endpoints/:id: the fields given among `url` (through the URL guard,
+    as at creation), `description`, `enabled_events` and `ordered_delivery`; the others are
+    kept. Events already fanned out keep their deliveries; the next ones follow the new
+    settings. Switching ordering off lets its blocked deliveries go now."""
+    if "url" in changes:
+        check_url(changes["url"])  # resolves DNS: before the transaction, never inside it
+    with transaction.atomic():
+        locked = _lock_endpoint(endpoint)
+        changed = [name for name, value in changes.items() if getattr(locked, name) != value]
+        if not changed:
+            return locked
+        for name in changed:
+            setattr(locked, name, changes[name])
+        locked.save(update_fields=changed)
+        if not locked.ordered_delivery:
+            blocked_release_all(locked)
+        status_changed(locked, StatusChange.Action.UPDATED, actor, _changes_text(locked, changed))
+    return locked
+
+
+def _changes_text(endpoint: WebhookEndpoint, changed: list[str]) -> str:
+    return "; ".join(f"{name} = {getattr(endpoint, name)!r}" for name in changed)
 
 
 def resend_event(*, event: Event, endpoint_id: str | None = None) -> list[str]:
@@ -255,6 +288,7 @@ def simulated_event_deliver(
     with transaction.atomic():
         # Delivered below, to the endpoints asked for: no fan-out of its own.
         event = emit(merchant=merchant, livemode=False, type=event_type, obj=obj, fan_out=False)
+        event.refresh_from_db(fields=["resource_version"])  # the database numbered it: sent
         deliveries = deliveries_create_claimed(event, endpoints)
     deliveries_attempt_at_once(deliveries)  # after the commit: no network call inside it
     return event

@@ -20,6 +20,7 @@ from webhooks.claims import (
 from webhooks.fanout import events_fan_out
 from webhooks.health import buckets_purge
 from webhooks.lifecycle import dead_letter_digests_send
+from webhooks.ordering import blocked_release_due
 from webhooks.retention import events_purge
 from webhooks.selectors import delivery_ids_by_mode, undispatched_event_ids
 
@@ -84,6 +85,7 @@ def deliver(delivery_id: str | None = None, livemode: bool = True) -> None:
 
 @shared_task
 def deliver_due() -> None:
+    blocked_release_due()  # those released are due now, nudged below with the rest
     delivery_ids = due_delivery_ids()
     deliveries_mark_enqueued(delivery_ids)
     enqueue_deliveries(delivery_ids)

@@ -175,7 +175,7 @@ def parse_url(url: object) -> tuple[SplitResult, str, int]:
         raise _invalid("url must not contain spaces or control characters.")
     try:
         parts = urlsplit(url)
-        port = parts.port or 443
+        port = 443 if parts.port is None else parts.port  # `or 443` took :0 as 443
         host = (parts.hostname or "").encode("idna").decode("ascii") if parts.hostname else ""
     except (ValueError, UnicodeError) as exc:
         raise _invalid(f"url is not a valid URL: {quoted(str(exc))}.") from None
@@ -187,6 +187,8 @@ def parse_url(url: object) -> tuple[SplitResult, str, int]:
         raise _invalid("url must not contain credentials.")
     if not host:
         raise _invalid("url has no host.")
+    if port == 0:  # nothing listens there: a URL to refuse now, not to fail every delivery
+        raise _invalid("url port must be 1-65535.")
     return parts, host, port
 
 
@@ -212,7 +214,10 @@ def check_url(url: object, *, resolve: Resolver = resolve_host) -> CheckedURL:
                 "webhook url refused: host %s resolves to %s, a %s address", host, address, reason
             )
             raise _invalid(NOT_PUBLIC, code="private_address")
+    return CheckedURL(url=url, host=host, port=port, path=_request_path(parts), addresses=addresses)
+
+
+def _request_path(parts: SplitResult) -> str:
+    """Path and query as the request line carries them (the fragment is never sent)."""
     path = parts.path or "/"
-    if parts.query:
-        path = f"{path}?{parts.query}"
-    return CheckedURL(url=url, host=host, port=port, path=path, addresses=addresses)
+    return f"{path}?{parts.query}" if parts.query else path

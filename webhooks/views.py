@@ -1,17 +1,20 @@
 """`/v1/webhook-endpoints` and `/v1/events` (spec "Endpoints > Webhook endpoints, Events")."""
 
+from django.conf import settings
 from django.utils import timezone
 from rest_framework.response import Response
 
 from api.errors import ValidationFailed
-from api.pagination import list_envelope, paginate
+from api.pagination import list_envelope, paginate, parse_limit
 from api.views import ServiceAPIView
+from events import feed
 from events.serializers import event_to_dict
-from webhooks import openapi, selectors, services
+from webhooks import openapi, recovery, selectors, services
 from webhooks.crypto import StoredResponses
 from webhooks.health import health_of
 from webhooks.serializers import (
     EndpointInput,
+    EndpointUpdateInput,
     RecoverInput,
     ResendInput,
     endpoint_to_dict,
@@ -65,6 +68,15 @@ class EndpointDetail(EndpointView):
     def get(self, request, endpoint_id):
         return Response(with_health(self.get_endpoint(request, endpoint_id)))
 
+    @openapi.endpoint_update
+    def post(self, request, endpoint_id):
+        endpoint = services.endpoint_update(
+            endpoint=self.get_endpoint(request, endpoint_id),
+            actor="api",
+            **validated(EndpointUpdateInput, request),
+        )
+        return Response(with_health(endpoint))
+
     @openapi.endpoint_delete
     def delete(self, request, endpoint_id):
         endpoint = services.endpoint_delete(endpoint=self.get_endpoint(request, endpoint_id))
@@ -87,19 +99,33 @@ class EndpointEnable(EndpointView):
         return Response(with_health(services.endpoint_enable(endpoint=endpoint, actor="api")))
 
 
+class EndpointPause(EndpointView):
+    @openapi.endpoint_pause
+    def post(self, request, endpoint_id):
+        endpoint = self.get_endpoint(request, endpoint_id)
+        return Response(with_health(services.endpoint_pause(endpoint=endpoint, actor="api")))
+
+
+class EndpointResume(EndpointView):
+    @openapi.endpoint_resume
+    def post(self, request, endpoint_id):
+        endpoint = self.get_endpoint(request, endpoint_id)
+        return Response(with_health(services.endpoint_resume(endpoint=endpoint, actor="api")))
+
+
 class EndpointRecover(EndpointView):
     """202: the attempts are made by the workers; they appear on GET /v1/events/:id."""
 
     @openapi.endpoint_recover
     def post(self, request, endpoint_id):
         body = validated(RecoverInput, request)
-        recovery = services.endpoint_recover(
+        recovered = recovery.endpoint_recover(
             endpoint=self.get_endpoint(request, endpoint_id),
             since=body["since"],
             starting_after=body.get("starting_after") or None,
             actor="api",
         )
-        return Response(recovery_to_dict(recovery), status=202)
+        return Response(recovery_to_dict(recovered), status=202)
 
 
 class EventList(ServiceAPIView):
@@ -113,6 +139,46 @@ class EventList(ServiceAPIView):
             resource=text_filter(params, "resource"),
         )
         return Response(self.paginated(events, id_prefix="evt", serialize=event_to_dict))
+
+
+class EventFeed(ServiceAPIView):
+    """The merchant's events of the key's mode, oldest first, in an order no later commit can
+    slip behind, a cursor after each (events/feed.py); `wait` long-polls an empty page;
+    `after=now` answers the feed's end."""
+
+    @openapi.event_feed
+    def get(self, request):
+        params = request.query_params
+        limit, wait = parse_limit(params), wait_seconds(params)
+        if params.get("after") == "now":
+            page = feed.end_of_feed(request.merchant, request.livemode)
+        else:
+            page = feed.read_feed(
+                merchant=request.merchant,
+                livemode=request.livemode,
+                after=feed.decode_cursor(params.get("after")),
+                limit=limit,
+                wait=wait,
+            )
+        entries = [
+            {
+                "object": "feed_entry",
+                "cursor": feed.encode_cursor(feed.position_of(event)),
+                "event": event_to_dict(event),
+            }
+            for event in page.events
+        ]
+        return Response(list_envelope(entries, page.has_more, page.next_cursor))
+
+
+def wait_seconds(params) -> int:
+    raw = params.get("wait", "0")
+    if not (raw.isascii() and raw.isdigit()) or int(raw) > settings.EVENT_FEED_MAX_WAIT:
+        raise ValidationFailed(
+            f"wait must be an integer from 0 to {settings.EVENT_FEED_MAX_WAIT} (seconds).",
+            param="wait",
+        )
+    return int(raw)
 
 
 def text_filter(params, name: str) -> str | None:

@@ -1,6 +1,6 @@
 // A shop's whole integration, typed only by what openapi-typescript generated from the served
 // /openapi.json (./generated/api.d.ts) and called through openapi-fetch: no hand-written API
-// types and no casts (tests/e2e/test_generated_client.py checks both, then runs it).
+// types and no casts (tests/e2e/test_typescript_client.py checks both, then runs it).
 // Environment: SVC_BASE_URL, SVC_SECRET_KEY, SVC_RECEIVER_URL (an https webhook receiver).
 import { randomUUID } from "node:crypto";
 import createClient from "openapi-fetch";
@@ -163,7 +163,24 @@ const detail = ok(
 check(detail.attempts.length === 1 && detail.attempts[0]?.endpoint === endpoint.id, "attempts");
 seen.push(`events: ${paymentEvents} payment, ${refundEvents} refund`);
 
-// A decline: 402 and the error envelope, its decline code typed.
+// The event feed, followed by its cursors until it holds every event listed (it shows an
+// event once the older transactions of the server, other sessions' too, have ended).
+const fed = new Set<string>();
+let after: string | undefined;
+while (!events.data.every((event) => fed.has(event.id))) {
+  const page = ok(
+    await api.GET("/v1/events/feed", { params: { query: { after, limit: 100, wait: 1 } } }),
+    "feed",
+  );
+  for (const entry of page.data) {
+    check(entry.object === "feed_entry" && entry.event.object === "event", "a feed entry");
+    fed.add(entry.event.id);
+  }
+  after = page.next_cursor;
+}
+seen.push(`feed: ${fed.size} events`);
+
+// A decline: 402 and the error envelope, its decline code and the declined payment's id typed.
 const declinedToken = ok(
   await api.POST("/v1/sandbox/tokens", {
     body: { number: "4000000000000002", exp_month: 12, exp_year: 2099, cvc: "123" },
@@ -182,7 +199,8 @@ const declined = await api.POST("/v1/payments", {
 check(declined.response.status === 402, "a decline is 402");
 check(declined.error?.error.type === "card_error", "card_error");
 check(declined.error?.error.decline_code === "generic_decline", "decline_code");
-seen.push(`decline ${declined.response.status} ${declined.error?.error.decline_code}`);
+check(declined.error?.error.payment?.startsWith("pay_") === true, "the declined payment's id");
+seen.push(`decline ${declined.response.status} ${declined.error?.error.payment}`);
 
 // A sandbox 5xx: the envelope, api_error, safe to retry with the same key.
 const failingToken = ok(

@@ -29,22 +29,22 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",  # Redoc for /docs/, served from our static files (no CDN)
     "api",
+    "admission",
     "accounts",
     "events",
     "webhooks",
     "payments",
     "refunds",
     "sandbox",
+    "processors",
 ]
 
 MIDDLEWARE = [
     "api.middleware.RequestIdMiddleware",
-    "api.requestlog.RequestLogMiddleware",
-    "api.budgets.LoadShedMiddleware",
-    # An address a process knows to be over its limit is refused before URL resolution and
-    # DRF, unless it brings a secret key the process knows (docs/request-safety.md "Callers
-    # without a secret key").
-    "accounts.authentication.RefusedAddressMiddleware",
+    "api.request_recorder.RequestLogMiddleware",
+    # Admission's steps 1 and 2 (load shedding, refused addresses), before URL resolution
+    # and DRF; steps 3 to 5 are DRF's authentication and throttle (admission/pipeline.py).
+    "admission.pipeline.AdmissionMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",

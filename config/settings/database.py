@@ -44,8 +44,10 @@ else:
             "max_size": env.int("DATABASE_POOL_MAX", default=16),
             "timeout": 10,
         }
-        # With the pool, Django 5.2 has psycopg_pool check each connection as it hands it out
-        # (ConnectionPool.check_connection: one empty query): after a server restart the
-        # pool's connections are dead, and a request must not get one.
+        # With the pool, Django 5.2 has psycopg_pool check each connection as it hands it out:
+        # after a server restart the pool's connections are dead, and a request must not get
+        # one. Our backend's check polls the socket instead of sending an empty query, and
+        # clears every dead one at the first (config/postgresql/base.py).
+        DATABASES["default"]["ENGINE"] = "config.postgresql"
         DATABASES["default"]["CONN_HEALTH_CHECKS"] = env.bool("DATABASE_POOL_CHECK", default=True)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"

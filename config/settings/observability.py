@@ -1,5 +1,6 @@
 """Logging, metrics and the readiness probe (docs/observability.md)."""
 
+import logging
 import os
 from pathlib import Path
 
@@ -22,6 +23,16 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
     "loggers": {"django.request": {"level": "ERROR"}},
 }
+# A line per task run: beat's "Sending due task", a worker's "Task ... received" and
+# "succeeded". With periodic tasks every second they drowned `make run`'s foreground log
+# (issue 38), so they show only at TASK_LOG_LEVEL=INFO (or DEBUG); a task's failure is an
+# ERROR and shows at the default, WARNING. Beat's own other lines stay at LOG_LEVEL.
+TASK_LOGGERS = ("celery.worker.strategy", "celery.app.trace")
+TASK_LOG_LEVEL = env.str("TASK_LOG_LEVEL", default="WARNING").upper()
+LOGGING["loggers"].update({name: {"level": TASK_LOG_LEVEL} for name in TASK_LOGGERS})
+if logging.getLevelNamesMapping().get(TASK_LOG_LEVEL, logging.WARNING) > logging.INFO:
+    LOGGING["filters"]["without_task_runs"] = {"()": "config.logfilters.WithoutTaskRuns"}
+    LOGGING["loggers"]["celery.beat"] = {"filters": ["without_task_runs"]}
 
 # --- observability (docs/observability.md) ---------------------------------------------------
 # Counters and histograms of every process of a node (granian's workers, the Celery workers)
@@ -43,6 +54,9 @@ METRICS_TOKEN = env.str("METRICS_TOKEN", default="")
 # 0 leaves the check out), and how long one check may take before it counts as failed.
 READINESS_BEAT_MAX_AGE = env.float("READINESS_BEAT_MAX_AGE", default=60.0)
 READINESS_WEBHOOK_MAX_AGE = env.float("READINESS_WEBHOOK_MAX_AGE", default=600.0)
+# /readyz and /metrics are computed at most once this often per process and question (and one
+# at a time): the last answer is given again meanwhile (config/probes.py).
+PROBE_REUSE_SECONDS = env.float("PROBE_REUSE_SECONDS", default=1.0)
 READINESS_CHECK_TIMEOUT = env.float("READINESS_CHECK_TIMEOUT", default=2.0)
 # Plain-HTTP probes and scrapes are answered, not redirected to HTTPS (docs/deployment.md).
 SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$", r"^metrics$"]

@@ -9,9 +9,22 @@ from config.settings.base import env
 from config.settings.broker import CELERY_BEAT_SCHEDULE, every
 
 # --- payments --------------------------------------------------------------------------------
-# Connector per mode (payments.connectors). Test keys go to the simulator; with no live
-# connector configured a live payment is 422 no_route.
-PAYMENT_CONNECTORS: dict[str, str] = {"test": "sandbox.simulator.SimulatorConnector"}
+# Connector per mode (payments.connectors). Test keys go to the simulator; live keys to the
+# connector a merchant's route names, with the connector account the route names
+# (docs/processors.md); with no route a live payment is 422 no_route.
+PAYMENT_CONNECTORS: dict[str, str] = {
+    "test": "sandbox.simulator.SimulatorConnector",
+    "stripe": "processors.stripe.connector.StripeConnector",
+}
+# --- processors (docs/processors.md) ----------------------------------------------------------
+# Where the hosted-fields and authentication pages load Stripe.js from: Stripe's own, unless a
+# deployment serves it otherwise (an emulator's stand-in in tests).
+STRIPE_JS_URL = env.str("STRIPE_JS_URL", default="https://js.stripe.com/v3/")
+# One Stripe call's deadline, in seconds: past it the call is in doubt (ConnectorInDoubt) and
+# recovery asks again with the same Idempotency-Key.
+STRIPE_TIMEOUT_SECONDS = env.float("STRIPE_TIMEOUT_SECONDS", default=20.0)
+# Stripe's 429 (its rate limit) is retried with backoff this many times within the deadline.
+STRIPE_RATE_LIMIT_RETRIES = env.int("STRIPE_RATE_LIMIT_RETRIES", default=2)
 # Per-transaction limit, in minor units of the payment's currency, for merchants whose own
 # `transaction_limit` is empty (docs/methods.md "Per-account transaction limit").
 PAYMENT_TRANSACTION_LIMIT = env.int("PAYMENT_TRANSACTION_LIMIT", default=100_000_000)
@@ -42,7 +55,7 @@ CELERY_BEAT_SCHEDULE.update(
 # 429 (docs/payments.md "Simulated latency").
 SANDBOX_LATENCY_CONCURRENCY = env.int("SANDBOX_LATENCY_CONCURRENCY", default=2)
 # Units of the merchant's test-mode budget (API_CONCURRENCY_LIMITS) a wait holds beyond its
-# request's own (docs/request-safety.md "Budgets").
+# request's own (docs/admission.md "Budgets").
 SANDBOX_LATENCY_COST = env.int("SANDBOX_LATENCY_COST", default=2)
 CELERY_BEAT_SCHEDULE["sandbox-purge-challenge-sessions"] = every(
     "sandbox.tasks.purge_old_challenge_sessions", 3600.0

@@ -30,6 +30,13 @@ API_ADDRESS_RATE_LIMIT = {
     "rate": env.float("API_ADDRESS_RATE", default=20.0),
     "burst": env.int("API_ADDRESS_BURST", default=40),
 }
+# Well-formed keys that no row holds, looked up from anywhere: one bucket for the fleet. Past
+# it, made-up keys are told from real ones by the key filter, without a query (admission/
+# unknown_keys.py); a real key is never refused for it.
+API_UNKNOWN_KEY_RATE_LIMIT = {
+    "rate": env.float("API_UNKNOWN_KEY_RATE", default=5.0),
+    "burst": env.int("API_UNKNOWN_KEY_BURST", default=20),
+}
 API_TRUSTED_PROXIES = env.list("API_TRUSTED_PROXIES", default=[])
 API_FORWARDED_FOR_HEADER = env.str("API_FORWARDED_FOR_HEADER", default="X-Forwarded-For")
 # Units of concurrent work per (merchant, mode) across the fleet (api/budgets.py): a request
@@ -48,13 +55,16 @@ API_LIVE_RESERVED_THREADS = env.int("API_LIVE_RESERVED_THREADS", default=1)
 if (
     API_ADDRESS_RATE_LIMIT["rate"] <= 0
     or API_ADDRESS_RATE_LIMIT["burst"] < 1
+    or API_UNKNOWN_KEY_RATE_LIMIT["rate"] <= 0
+    or API_UNKNOWN_KEY_RATE_LIMIT["burst"] < 1
     or min(API_CONCURRENCY_LIMITS.values()) < 1
     or API_COST_BYTES < 1
     or WEB_THREADS < 1
     or API_LIVE_RESERVED_THREADS < 0
 ):
     raise ImproperlyConfigured(
-        "API_ADDRESS_RATE must be above 0, API_ADDRESS_BURST, API_CONCURRENCY_* and "
+        "API_ADDRESS_RATE and API_UNKNOWN_KEY_RATE must be above 0, API_ADDRESS_BURST, "
+        "API_UNKNOWN_KEY_BURST, API_CONCURRENCY_* and "
         "API_COST_BYTES and WEB_THREADS at least 1, API_LIVE_RESERVED_THREADS at least 0."
     )
 # Each process keeps the API-key lookup (accounts/keycache.py) and each merchant's webhook
@@ -78,4 +88,12 @@ REQUEST_LOG_FLUSH_SECONDS = env.float("REQUEST_LOG_FLUSH_SECONDS", default=1.0)
 REQUEST_LOG_RETENTION = datetime.timedelta(days=env.float("REQUEST_LOG_RETENTION_DAYS", default=30))
 if REQUEST_LOG_RETENTION < datetime.timedelta(days=1):
     raise ImproperlyConfigured("REQUEST_LOG_RETENTION_DAYS must be at least 1.")
+# Refused requests made with a publishable key (public: anyone may send them) kept per
+# merchant, mode and minute by each process; the rest are counted on the last one kept
+# (api/request_log_bound.py).
+REQUEST_LOG_REFUSED_PUBLISHABLE_PER_MINUTE = env.int(
+    "REQUEST_LOG_REFUSED_PUBLISHABLE_PER_MINUTE", default=60
+)
+if REQUEST_LOG_REFUSED_PUBLISHABLE_PER_MINUTE < 1:
+    raise ImproperlyConfigured("REQUEST_LOG_REFUSED_PUBLISHABLE_PER_MINUTE must be at least 1.")
 CELERY_BEAT_SCHEDULE["api-purge-request-log"] = every("api.tasks.purge_old_request_log", 3600.0)

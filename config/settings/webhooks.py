@@ -7,6 +7,7 @@ from django.core.exceptions import ImproperlyConfigured
 
 from config.settings.base import env
 from config.settings.broker import CELERY_BEAT_SCHEDULE, every
+from config.settings.request_safety import WEB_THREADS
 
 # Called by events.emit() inside the transaction that writes events (docs/webhooks.md).
 EVENT_FAN_OUT_HOOKS: list[str] = ["webhooks.services.fan_out_in_transaction"]
@@ -25,6 +26,15 @@ WEBHOOK_ENCRYPTION_KEYS = env.list("WEBHOOK_ENCRYPTION_KEYS", default=[])
 EVENT_RETENTION = datetime.timedelta(days=env.float("EVENT_RETENTION_DAYS", default=30))
 if EVENT_RETENTION < datetime.timedelta(hours=72):
     raise ImproperlyConfigured("EVENT_RETENTION_DAYS must be at least 3 (the retry window).")
+# The feed's long poll (GET /v1/events/feed?wait=, docs/events.md "The feed"): the longest
+# wait, under the budget's hold (API_CONCURRENCY_HOLD_SECONDS), and how many requests of one
+# web process may wait at once (a quarter of its threads); one more is answered at once.
+EVENT_FEED_MAX_WAIT = env.int("EVENT_FEED_MAX_WAIT", default=20)
+EVENT_FEED_WAITERS = env.int("EVENT_FEED_WAITERS", default=max(1, WEB_THREADS // 4))
+if not 0 <= EVENT_FEED_MAX_WAIT <= 30 or EVENT_FEED_WAITERS < 0:
+    raise ImproperlyConfigured(
+        "EVENT_FEED_MAX_WAIT must be from 0 to 30 seconds, EVENT_FEED_WAITERS at least 0."
+    )
 CELERY_TASK_ROUTES = {
     # Housekeeping takes no delivery thread: an exact name wins over the pattern.
     "webhooks.tasks.purge_old_events": {"queue": "celery"},
@@ -76,3 +86,6 @@ CELERY_BEAT_SCHEDULE["webhooks-dead-letter-digest"] = every(
 WEBHOOK_RECOVER_MAX = env.int("WEBHOOK_RECOVER_MAX", default=500)
 if WEBHOOK_RECOVER_MAX < 1:
     raise ImproperlyConfigured("WEBHOOK_RECOVER_MAX must be at least 1.")
+# The function the fan-out asks for a test delivery's injected fault (webhooks.faults): the
+# sandbox's failure profiles. Empty: none injected.
+WEBHOOK_TEST_FAULTS = env.str("WEBHOOK_TEST_FAULTS", default="sandbox.profiles.webhook_faults")

@@ -19,7 +19,7 @@ def run(*args) -> str:
 def test_create_merchant_json_prints_one_object_with_four_working_keys():
     output = run("create_merchant", "--name", "Acme", "--email", "ops@acme.test", "--json")
     data = json.loads(output)
-    assert set(data) == {"id", "name", "email", "keys"}
+    assert set(data) == {"id", "name", "email", "keys", "key_ids"}
     assert data["id"].startswith("mch_") and len(data["id"]) == 30
     assert (data["name"], data["email"]) == ("Acme", "ops@acme.test")
     shapes = {
@@ -31,7 +31,9 @@ def test_create_merchant_json_prints_one_object_with_four_working_keys():
     for (mode, kind), (prefix, length) in shapes.items():
         secret = data["keys"][mode][kind]
         assert secret.startswith(prefix) and len(secret) == length
-        assert ApiKey.objects.filter(key_hash=keys.hash_key(secret, "test-only-pepper")).exists()
+        issued = ApiKey.objects.get(key_hash=keys.hash_key(secret, "test-only-pepper"))
+        # Its id too (issue 38): revoke_key takes it, and a key's secret never finds it again.
+        assert data["key_ids"][mode][kind] == issued.id
     assert Merchant.objects.get(pk=data["id"]).api_keys.count() == 4
 
 

@@ -1,16 +1,19 @@
 """The per-process cache of the API-key lookup (accounts/keycache.py): a hit runs one query (the
-configuration revision's read, infra/revision.py), every change is seen by the next request
-whatever wrote it, and Redis, up, down or hung, changes none of it.
+configuration revision's read, infra/revision.py), every change made through the services or
+the admin is seen by the next request (one made by hand within MAX_AGE), and Redis, up, down or
+hung, changes none of it.
 
 A test's transaction is never committed; the revision a change sets in it is seen by the test's
-own connection as another process sees it after the commit (tests/api/test_revision.py runs
+own connection as another process sees it after the commit (tests/infra/test_revision.py runs
 changes on other connections, tests/e2e/test_config_across_nodes.py in other processes).
 """
 
 import datetime
 import logging
+from io import StringIO
 
 import pytest
+from django.core.management import call_command
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
@@ -67,13 +70,22 @@ def test_a_second_request_with_the_same_key_reads_only_the_revision(api):
     "revoke",
     [
         lambda key: api_key_revoke(api_key=key),
-        lambda key: ApiKey.objects.filter(pk=key.pk).update(revoked_at=timezone.now()),
+        lambda key: call_command("revoke_key", key.pk, "--for-real", stdout=StringIO()),
     ],
-    ids=["service", "queryset-update"],
+    ids=["service", "manage.py"],
 )
-def test_revoking_is_seen_by_the_next_request_whatever_writes_it(api, key, revoke):
+def test_revoking_is_seen_by_the_next_request(api, key, revoke):
     assert api.get(PATH).status_code == 200
     revoke(key)
+    assert_error(api.get(PATH), 401, "authentication_error", "api_key_revoked")
+
+
+def test_a_revocation_by_hand_is_seen_within_max_age(api, key, monkeypatch):
+    """An UPDATE that does not call `revision.changed()` (a shell, SQL by hand)."""
+    assert api.get(PATH).status_code == 200
+    ApiKey.objects.filter(pk=key.pk).update(revoked_at=timezone.now())
+    assert api.get(PATH).status_code == 200  # the revision did not change
+    monkeypatch.setattr(revision, "MAX_AGE", -1.0)  # as MAX_AGE seconds later
     assert_error(api.get(PATH), 401, "authentication_error", "api_key_revoked")
 
 
@@ -105,7 +117,7 @@ def test_a_change_committed_during_the_lookup_invalidates_what_it_read(api):
         result = execute(sql, params, many, context)
         if "key_hash" in sql:
             with connection.cursor() as cursor:  # another process's commit, while it is read
-                cursor.execute("SELECT api_config_revision_set()")
+                cursor.execute(revision.CHANGE_SQL)
         return result
 
     with connection.execute_wrapper(bump_during_lookup):

@@ -70,6 +70,14 @@ def test_luhn_accepts_real_test_numbers(number):
         "4242\u22124242\u22124242\u22124242",
         "4242\u20284242\u20284242\u20284242",
         "4242\u20294242\u20294242\u20294242",
+        # issue 35: a comma, a plus (a form-encoded space) and a colon
+        "4242,4242,4242,4242",
+        "4242+4242+4242+4242",
+        "4242:4242:4242:4242",
+        "3782,822463,10005",
+        "card 4242:4242:4242:4242:123",
+        "４２４２，４２４２，４２４２，４２４２",
+        "4242\ufe504242\ufe504242\ufe504242",  # a small comma
     ],
 )
 def test_card_numbers_in_strings_are_found(text):
@@ -98,6 +106,8 @@ def test_card_numbers_in_strings_are_found(text):
         "ab4242424242424242",  # glued to a letter on one side: part of an id
         "4242424242424242cd",
         "4242\n4242-4242\n4242",  # two kinds of separator, line breaks included
+        "4242,4242:4242+4242",
+        "12:30:45, 1,234,567.89, +44 20 7946 0958",
         # Accepted misses (docs/request-safety.md): 5 blanks or more are column alignment,
         # and a line break followed by indentation is two separators.
         "4242     4242     4242     4242",
@@ -143,6 +153,7 @@ def test_duplicate_keys_are_all_scanned():
 
 def test_body_that_is_not_json_is_scanned_raw():
     assert found(f"number={VISA}&cvc=123".encode()) == ("card number", None)
+    assert found(b"number=4242+4242+4242+4242&cvc=123") == ("card number", None)  # issue 35
 
 
 def test_invalid_utf8_does_not_hide_a_card():
@@ -253,7 +264,7 @@ def test_every_character_nfkc_makes_an_ascii_digit_or_separator_is_mapped():
     expected = {}
     for code in range(0x80, 0x110000):
         form = unicodedata.normalize("NFKC", chr(code))
-        if len(form) == 1 and form in "0123456789 \t-./_":
+        if len(form) == 1 and form in "0123456789 \t-./_,+:":
             expected[code] = form
         elif unicodedata.category(chr(code)) == "Pd" or chr(code) in "\u2212" + INVISIBLE:
             expected[code] = "-"  # every dash, and the separators that show nothing

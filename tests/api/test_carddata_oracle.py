@@ -14,9 +14,10 @@ from api.carddata import CardDataFound, _card_field_in_object, _decode, _Object,
 from api.cardnumbers import ASCII_EQUIVALENTS, REDACTED, first_card_number_at, redact
 
 # --- the oracle: api/carddata.py as of 377f1c2, one Python step per window ------------------
-# (its separators since issue 20: line breaks too, and the lookalikes ASCII_EQUIVALENTS maps)
+# (its separators since issue 20: line breaks too, and the lookalikes ASCII_EQUIVALENTS maps;
+# since issue 35: `,`, `+` and `:`)
 
-_SEP = r"(?:[-./_\n]|\r\n?+|[ \t]{1,4}+)"
+_SEP = r"(?:[-./_,+:\n]|\r\n?+|[ \t]{1,4}+)"
 _EDGE = r"(?![0-9A-Za-z])"
 
 
@@ -28,10 +29,10 @@ def _layouts(n: int) -> str:
 
 
 _RUN_STARTS_HERE = (
-    r"(?<![0-9][-./_\t \n\r])(?<![0-9]\r\n)"
+    r"(?<![0-9][-./_,+:\t \n\r])(?<![0-9]\r\n)"
     r"(?<![0-9][ \t]{2})(?<![0-9][ \t]{3})(?<![0-9][ \t]{4})"
 )
-_RUN_ENDS_HERE = r"(?![-./_\n\r][0-9])(?!\r\n[0-9])(?![ \t]{1,4}+[0-9])"
+_RUN_ENDS_HERE = r"(?![-./_,+:\n\r][0-9])(?!\r\n[0-9])(?![ \t]{1,4}+[0-9])"
 OLD_CARD_SHAPED = re.compile(
     rf"""(?<![0-9A-Za-z])(?=[0-9]{{4}})
     (?=(?P<card>
@@ -89,7 +90,7 @@ def old_redact(text: str) -> str:
 DIGITS = "0123456789"
 FULL_WIDTH = str.maketrans(DIGITS, "０１２３４５６７８９")
 SEPARATORS = [" ", "\t", "  ", " \t", "    ", "     ", "-", ".", "/", "_"]
-SEPARATORS += ["\u00a0", "\u202f", "－", "．", ";", ","]  # NFKC-equivalent ones, and others
+SEPARATORS += ["\u00a0", "\u202f", "－", "．", ";", ",", "+", ":", "，"]  # NFKC ones, others
 SEPARATORS += ["\n", "\r\n", "\r", "\u2028", "\u2014", "\u2212", "\u00ad", "\u200b"]  # issue 20
 LAYOUTS = [(4, 4, 4, 4), (4, 4, 4, 1), (4, 4, 4, 3), (4, 4, 4, 4, 2), (4, 4, 4, 4, 3)]
 LAYOUTS += [(4, 6, 5), (4, 6, 4), (13,), (16,), (19,), (4, 4, 4, 4, 4), (4, 4, 4, 4, 1, 2)]

@@ -131,20 +131,22 @@ def test_a_refund_killed_at_any_step_refunds_once(api, connector, time_machine, 
     assert Payment.objects.get(pk=pid).amount_refunded == 250
 
 
-def test_a_request_whose_key_was_taken_over_commits_nothing(api, connector, time_machine):
-    """The first request is still waiting on the processor when its lease runs out and its
-    retry takes over: the retry resumes the operation and answers; the first request's
-    answer is refused (409) and writes nothing."""
+@pytest.mark.parametrize("step", [failpoints.CLAIMED, failpoints.CONNECTOR_ANSWERED])
+def test_a_request_whose_key_was_taken_over_commits_nothing(api, connector, time_machine, step):
+    """The first request's lease runs out and its retry takes over and answers: before step 1
+    (which then finds the claim gone: one statement, claim, token and operation, writes
+    nothing), or while it waits on the processor (the retry resumes its operation; its
+    answer is refused). Either way the first request gets 409 and writes nothing."""
     token = tokenize(api)
     body = payment_body(token)
     retried = []
 
     def retry_meanwhile():
         after_the_lease(time_machine)
-        with armed(failpoints.CONNECTOR_ANSWERED, lambda: None):
+        with armed(step, lambda: None):
             retried.append(post(api, "/v1/payments", body))
 
-    with armed(failpoints.CONNECTOR_ANSWERED, retry_meanwhile):
+    with armed(step, retry_meanwhile):
         first = post(api, "/v1/payments", body)
 
     (retry,) = retried
@@ -152,6 +154,7 @@ def test_a_request_whose_key_was_taken_over_commits_nothing(api, connector, time
     assert first.status_code == 409, first.content
     assert first.json()["error"]["code"] == "idempotency_key_in_use"
     assert Payment.objects.get().pk == retry.json()["id"]
+    assert Operation.objects.count() == 1
     assert IdempotencyRecord.objects.get().status == 201
     assert post(api, "/v1/payments", body).content == retry.content
 

@@ -139,3 +139,15 @@ def test_every_operation_has_a_summary_and_names_its_spec_section(method, path, 
     spec_path = re.sub(r"\{[a-z_]+\}", ":id", path).replace(":id", "{}")
     named = re.sub(r":[A-Za-z]+", "{}", section[2])
     assert section[1] == method.upper() and spec_path in named, (section[0], method, path)
+
+
+def test_the_event_types_the_service_never_sends_say_so():
+    """Issue 38: /docs/ listed dispute, payout... event types among the others; they are
+    reserved (a subscription may name them) and the description says they are not sent."""
+    lines = dict(
+        re.findall(r"^\* `([\w.]+)` - (.*)$", COMPONENTS["EventType"]["description"], re.M)
+    )
+    for family, types in EVENT_TYPES_BY_FAMILY.items():
+        sent = family in ("payment", "refund")
+        for event_type in types:
+            assert lines[event_type].endswith("(reserved: not sent yet)") is not sent, event_type

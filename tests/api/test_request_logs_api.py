@@ -10,7 +10,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from api import requestlog
+from api import request_recorder
 from api.models import RequestLogEntry
 from tests.factories import id_made_now
 from tests.payments.support import APPROVED, created
@@ -19,7 +19,7 @@ pytestmark = pytest.mark.django_db
 
 
 def logs(api, **params) -> list[dict]:
-    requestlog.writer.flush()
+    request_recorder.writer.flush()
     response = api.get("/v1/request-logs", params)
     assert response.status_code == 200, response.content
     return response.json()["data"]
@@ -87,6 +87,22 @@ def test_request_id_and_a_time_window(api):
     assert logs(api, **{"created[gte]": later}) == []
 
 
+def test_the_id_a_replay_carried_finds_the_replay_and_the_request_it_replayed(api):
+    """Issue 38 item 4 (docs/request-log.md "Replays"): a replay answers with the original
+    request's X-Request-Id, the id its client holds; that id finds the replay's own entry
+    and the original's, newest first, and the Idempotency-Key finds both too."""
+    first = api.post("/v1/payments", {"amount": 5}, format="json", HTTP_IDEMPOTENCY_KEY="k2")
+    again = api.post("/v1/payments", {"amount": 5}, format="json", HTTP_IDEMPOTENCY_KEY="k2")
+    assert again["Idempotent-Replayed"] == "true"
+    assert again["X-Request-Id"] == first["X-Request-Id"]
+    replay, original = logs(api, request_id=again["X-Request-Id"])
+    assert replay["idempotent_replayed"] and replay["replay_of"] == again["X-Request-Id"]
+    assert replay["status"] == original["status"] == again.status_code
+    assert not original["idempotent_replayed"] and original["replay_of"] is None
+    assert original["id"] == again["X-Request-Id"] != replay["id"]
+    assert logs(api, idempotency_key="k2") == [replay, original]
+
+
 @pytest.mark.parametrize(
     ("name", "value"),
     [("status", "teapot"), ("status", "600"), ("created[gte]", "yesterday"), ("path", "a\x00b")],
@@ -102,13 +118,13 @@ def test_recording_adds_no_sql_to_the_request(api):
     with CaptureQueriesContext(connection) as queries:
         api.get("/v1/payments")
     assert not [q for q in queries.captured_queries if "requestlog" in q["sql"].lower()]
-    assert requestlog.writer.flush() == 2
+    assert request_recorder.writer.flush() == 2
 
 
 @pytest.mark.django_db(transaction=True)
 def test_the_writer_thread_inserts_within_its_interval(api, settings):
     settings.REQUEST_LOG_FLUSH_SECONDS = 0.05
-    writer = requestlog.RequestLogWriter()
+    writer = request_recorder.RequestLogWriter()
     written = threading.Event()
     flush = writer.flush
 
@@ -145,19 +161,54 @@ def entry(**values) -> dict:
 
 @pytest.mark.postgres
 def test_a_batch_the_database_refuses_is_dropped_and_counted_never_raised():
-    writer = requestlog.RequestLogWriter()
+    writer = request_recorder.RequestLogWriter()
     writer.add(entry(id="req_" + "X" * 100))  # longer than the column: a DataError
     assert writer.flush() == 0
     assert writer.dropped == 1 and not RequestLogEntry.objects.exists()
 
 
+@pytest.mark.postgres
+def test_a_publishable_key_cannot_blank_another_merchant_s_log(
+    publishable_api, other_api, other_merchant
+):
+    """Issue 35 item 3: a method longer than its column or a NUL in the path, sent with a
+    public key, failed the whole batch, and every merchant's entries in it were dropped."""
+    publishable_api.generic("ABCDEFGHIJKLMNOP", "/v1/payments")
+    publishable_api.get("/v1/payments/pay_x%00")
+    for _ in range(3):
+        other_api.get("/v1/payments")
+    publishable_api.get("/v1/payments/pay_" + "x" * 3000)
+    assert [e["path"] for e in logs(other_api)] == ["/v1/payments"] * 3
+    kept = RequestLogEntry.objects.exclude(merchant_id=other_merchant.id)
+    assert sorted((e.method, e.path[:21], len(e.path)) for e in kept) == [
+        ("ABCDEFGHIJ", "/v1/payments", 12),  # the method's column is 10 characters
+        ("GET", "/v1/payments/pay_x%00", 21),  # NUL is written as the client sent it
+        ("GET", "/v1/payments/pay_xxxx", 2048),  # the path's column is 2,048
+    ]
+
+
+@pytest.mark.postgres
+def test_an_entry_the_database_still_refuses_is_dropped_alone(caplog):
+    writer = request_recorder.RequestLogWriter()
+    good = [entry(id=id_made_now("req"), merchant_id=f"mch_{n}") for n in range(3)]
+    writer.add(good[0])
+    writer.add(entry(id="req_" + "X" * 100))  # an id longer than its column: a DataError
+    writer.add(good[1])
+    writer.add(good[2])
+    assert writer.flush() == 3
+    assert writer.dropped == 1 and "req_XXXX" in caplog.text
+    assert sorted(RequestLogEntry.objects.values_list("pk", flat=True)) == sorted(
+        e["id"] for e in good
+    )
+
+
 def test_entries_past_retention_are_purged(settings):
     settings.REQUEST_LOG_RETENTION = datetime.timedelta(days=30)
-    writer = requestlog.RequestLogWriter()
+    writer = request_recorder.RequestLogWriter()
     with time_machine.travel(timezone.now() - datetime.timedelta(days=31), tick=False):
         writer.add(entry(id=id_made_now("req")))
     young = id_made_now("req")
     writer.add(entry(id=young))
     writer.flush()
-    assert requestlog.request_log_purge() == 1
+    assert request_recorder.request_log_purge() == 1
     assert list(RequestLogEntry.objects.values_list("pk", flat=True)) == [young]

@@ -78,6 +78,13 @@ def test_failed_requests_read_requestlog_errors():
     assert "requestlog_errors" in indexes_read(entries.order_by("-pk")[:26])
 
 
+def test_the_replays_of_a_held_request_id_read_requestlog_replay_of():
+    # `request_id=` is id = X OR replay_of = X: the primary key serves one arm, this the other.
+    held = "req_01J00000000000000000000000"
+    replays = RequestLogEntry.objects.filter(replay_of=held, merchant_id="mch_x", livemode=True)
+    assert "requestlog_replay_of" in indexes_read(replays)
+
+
 def test_a_request_log_window_is_an_id_range():
     start = timezone.now() - datetime.timedelta(days=20)
     window = created_window("req", start, start + datetime.timedelta(days=1))
@@ -120,6 +127,7 @@ def test_the_endpoint_keys_own_indexes_are_dropped_their_wider_twins_serve():
         "delivery_in_flight",
         "delivery_nudged",
         "delivery_recoverable",
+        "delivery_blocked",  # read by the beat's release of blocked deliveries
         "attempt_endpoint_recent",
     }
     for_key_check = Attempt.objects.filter(endpoint_id="whe_x")

@@ -32,7 +32,9 @@ def test_no_route_answers_a_success_without_a_valid_key(key):
 
 
 def test_no_route_answers_a_success_to_a_live_publishable_key(live_publishable_api):
-    """Every route a publishable key may call is test-mode only (403 test_mode_required), so
-    the proxy never learns a live one: its requests, anyone's to send, go to the second pool."""
+    """Every route a publishable key may call is test-mode only (403 test_mode_required) but
+    the live token exchange (POST /v1/processor-tokens), which needs a processor's reference
+    in its body: with an empty one it is 400. A successful exchange does make the proxy learn
+    the key (docs/processors.md "Hosted fields and live tokens")."""
     assert successes(live_publishable_api) == []
     assert live_publishable_api.get("/v1/sandbox/test-cards").status_code == 403

@@ -18,7 +18,9 @@ def agent(groups):
     """agent("Support") -> a test client logged in as a staff user in that group only."""
 
     def login(group_name: str) -> Client:
-        user = User.objects.create_user(f"agent-{group_name}", password="pw", is_staff=True)
+        user = User.objects.create_user(
+            f"agent-{group_name}", password="a long and unlikely passphrase", is_staff=True
+        )
         user.groups.add(Group.objects.get(name=group_name))
         client = Client()
         client.force_login(user)

@@ -119,3 +119,63 @@ def test_a_strong_password_is_accepted(staff):
     assert response.status_code == 302
     staff.refresh_from_db()
     assert staff.check_password(strong)
+
+
+@pytest.fixture
+def checks(monkeypatch):
+    """Counts User.check_password calls, the real method still running."""
+    calls = []
+    real = User.check_password
+
+    def counting(self, raw_password):
+        calls.append(self.username)
+        return real(self, raw_password)
+
+    monkeypatch.setattr(User, "check_password", counting)
+    return calls
+
+
+@pytest.fixture
+def slots_taken(settings):
+    """Every password-check slot of this process held, as a flood of sign-ins would hold them."""
+    from accounts.loginlimits import hash_slots
+
+    settings.ADMIN_LOGIN_CONCURRENCY = 2
+    slots = hash_slots()
+    for _ in range(2):
+        assert slots.acquire(blocking=False)
+    yield
+    for _ in range(2):
+        slots.release()
+
+
+def test_a_sign_in_over_the_concurrency_bound_is_refused_unhashed(
+    staff, counted, checks, slots_taken
+):
+    """Issue 35: a flood from many addresses, each under axes' limits, no longer buys a hash per
+    attempt; the refusal is immediate and counts as no failure."""
+    before = counted.hashes
+    for username, address in (("agent", "10.0.0.1"), ("nobody", "10.0.0.2")):
+        refused = log_in(username, PASSWORD, address=address)
+        assert refused.status_code == 503 and refused["Retry-After"] == "1"
+        assert "too many sign-ins right now" in refused.content.decode().lower()
+    assert checks == [] and counted.hashes == before
+
+
+def test_a_sign_in_under_the_bound_is_checked_and_frees_its_slot(staff, checks, settings):
+    from accounts.loginlimits import hash_slots
+
+    settings.ADMIN_LOGIN_CONCURRENCY = 1
+    assert log_in("agent", "wrong").status_code == 200
+    assert logged_in(log_in("agent", PASSWORD))
+    assert checks == ["agent", "agent"]
+    assert hash_slots().acquire(blocking=False)  # both attempts gave their slot back
+    hash_slots().release()
+
+
+def test_a_busy_refusal_counts_as_no_failure(staff, slots_taken, settings):
+    for _ in range(settings.AXES_FAILURE_LIMIT + 1):
+        assert log_in("agent", "wrong").status_code == 503
+    from axes.models import AccessAttempt
+
+    assert not AccessAttempt.objects.exists()

@@ -27,6 +27,8 @@ def test_api_only_has_no_admin(serve, api, client):
         response = client.get(path)
         assert response.status_code == 404 and response.json()["error"]["type"]
     assert client.post("/admin/login/", {"username": "a", "password": "b"}).status_code == 404
+    home = client.get("/").content.decode()
+    assert 'href="/admin/"' not in home and "process of its own" in home
 
 
 def test_admin_only_has_no_api(serve, api, staff_client):

@@ -30,7 +30,7 @@ def test_refund_from_the_payment_page_asks_then_refunds_and_logs(staff_client, a
     asked = staff_client.get(f"/admin/payments/payment/{payment['id']}/refund/")
     assert asked.status_code == 200 and "Yes, refund" in asked.content.decode()
     assert not Refund.objects.exists()
-    done = act(staff_client, payment["id"], "refund", amount=300, reason="damaged")
+    done = act(staff_client, payment["id"], "refund", amount="3.00", reason="damaged")
     assert done.status_code == 302
     refund = Refund.objects.get(payment_id=payment["id"])
     assert (refund.amount, refund.reason, refund.status) == (300, "damaged", "succeeded")
@@ -42,7 +42,7 @@ def test_refund_from_the_payment_page_asks_then_refunds_and_logs(staff_client, a
 
 def test_a_refused_refund_is_shown_on_the_confirmation_page(staff_client, api):
     payment = captured_payment(api, amount=1000)
-    refused = act(staff_client, payment["id"], "refund", amount=5000)
+    refused = act(staff_client, payment["id"], "refund", amount="50.00")
     assert refused.status_code == 200
     assert "amount_exceeds_refundable" in refused.content.decode()
     assert not Refund.objects.exists() and not LogEntry.objects.exists()
@@ -54,7 +54,7 @@ def test_capture_part_and_cancel_from_the_payment_page(staff_client, api):
     html = page(staff_client, to_capture["id"])
     assert 'id="action-capture"' in html and 'id="action-cancel"' in html
     assert 'id="action-refund"' not in html
-    assert act(staff_client, to_capture["id"], "capture", amount=400).status_code == 302
+    assert act(staff_client, to_capture["id"], "capture", amount="4").status_code == 302
     captured = Payment.objects.get(pk=to_capture["id"])
     assert (captured.status, captured.amount_captured) == ("captured", 400)
     assert act(staff_client, to_cancel["id"], "cancel").status_code == 302
@@ -79,7 +79,7 @@ def test_read_only_sees_no_buttons_and_cannot_refund(agent, api):
     html = page(client, payment["id"])
     assert "action-refund" not in html and payment["id"] in html
     assert client.get(f"/admin/payments/payment/{payment['id']}/refund/").status_code == 403
-    assert act(client, payment["id"], "refund", amount=100).status_code == 403
+    assert act(client, payment["id"], "refund", amount="1.00").status_code == 403
     assert not Refund.objects.exists()
 
 
@@ -115,7 +115,7 @@ def test_refund_payment_command_refusals(api):
 def test_a_live_payment_needs_the_typed_word_before_the_service_is_asked(staff_client, api):
     payment = captured_payment(api)
     Payment.objects.filter(pk=payment["id"]).update(livemode=True)  # only the page is tested
-    untyped = act(staff_client, payment["id"], "refund", amount=100)
+    untyped = act(staff_client, payment["id"], "refund", amount="1.00")
     assert untyped.status_code == 200
     assert "live-mode objects are affected" in untyped.content.decode()
     assert not Refund.objects.exists() and not LogEntry.objects.exists()

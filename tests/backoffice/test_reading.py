@@ -146,7 +146,7 @@ def test_deliveries_list_with_last_error_resource_and_filters(
     # The endpoint's health counters (webhooks/health.py), as the API shows them.
     assert re.search(
         r"last hour: 1/2 delivered; last day: 1/2 delivered<br>0 failures in a row<br>"
-        r"last success: \S+; last failure: \S+ HTTP 500",
+        r"last success: [\d-]+ [\d:]+ UTC; last failure: [\d-]+ [\d:]+ UTC HTTP 500",
         health.content.decode(),
     )
 

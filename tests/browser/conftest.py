@@ -12,6 +12,9 @@ import shutil
 import pytest
 from playwright.sync_api import sync_playwright
 
+from payments.models import Route
+from tests.processors.conftest import connector_account
+
 # Root in a container has no user namespaces for Chromium's sandbox; nothing else on this
 # machine may be asked of the network (updates, sync, field trials, QUIC probes).
 CHROMIUM_ARGS = [
@@ -66,3 +69,19 @@ def site(live_server, settings):
     """The service served by a real server; links it hands out (PUBLIC_BASE_URL) point there."""
     settings.PUBLIC_BASE_URL = live_server.url
     return live_server.url
+
+
+@pytest.fixture
+def stripe_js(settings, localstripe):
+    """Pages load the emulator's Stripe.js stand-in, which talks to the emulator."""
+    settings.STRIPE_JS_URL = f"{localstripe.url}/js.stripe.com/v3/"
+    return localstripe
+
+
+@pytest.fixture
+def account(stripe_js, merchant):
+    """The merchant's Stripe account at the emulator, routed for its cards in EUR."""
+    account = connector_account(stripe_js.url, merchant)
+    route = {"method_type": "card", "currency": "eur", "connector": "stripe"}
+    Route.objects.create(merchant=merchant, account=account.pk, **route)
+    return account

@@ -119,11 +119,11 @@ def test_admin_lists_fit_1280_px(site, page, api, merchant, shots, tmp_path):
     merchant.save()
     merchant_create(name="Another merchant", email="other@example.test")
     worst_case_rows(api, merchant)
-    User.objects.create_superuser("lead", "lead@example.test", "pw")
+    User.objects.create_superuser("lead", "lead@example.test", "a long and unlikely passphrase")
     page.set_viewport_size({"width": WIDTH, "height": 900})
     page.goto(f"{site}/admin/login/")
     page.fill("#id_username", "lead")
-    page.fill("#id_password", "pw")
+    page.fill("#id_password", "a long and unlikely passphrase")
     page.click("input[type=submit]")
     page.wait_for_url(f"{site}/admin/")
     measured = {}

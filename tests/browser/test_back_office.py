@@ -38,14 +38,14 @@ def shots(tmp_path) -> Path:
 def log_in(page, site, username):
     page.goto(f"{site}/admin/login/")
     page.fill("#id_username", username)
-    page.fill("#id_password", "pw")
+    page.fill("#id_password", "a long and unlikely passphrase")
     page.click("input[type=submit]")
     page.wait_for_url(f"{site}/admin/")
 
 
 @pytest.fixture
 def support(site, page):
-    User.objects.create_superuser("lead", "lead@example.test", "pw")
+    User.objects.create_superuser("lead", "lead@example.test", "a long and unlikely passphrase")
     log_in(page, site, "lead")
     return page
 
@@ -75,11 +75,12 @@ def test_find_by_last4_read_the_timeline_refund_and_resend(
     page.screenshot(path=str(shots / "back-office-payment.png"), full_page=True)
 
     page.click("#action-refund")
-    page.fill("#id_amount", "2500")
+    page.fill("#id_amount", "25.00")  # EUR, as the page shows amounts
     page.fill("#id_reason", "damaged")
     page.click("input[type=submit]")
     page.wait_for_url(f"{site}/admin/payments/payment/{quote(payment['id'])}/change/")
     refund_created = Event.objects.get(type="refund.created")
+    assert refund_created.data["object"]["amount"] == 2500
     assert refund_created.id in page.locator("#timeline").inner_text()
 
     captured = Event.objects.get(type="payment.captured", resource_id=payment["id"])
@@ -138,7 +139,9 @@ def test_a_disabled_endpoint_shows_its_health_and_is_re_enabled(
 
 def test_a_view_only_user_is_offered_no_revocation(site, page, new_merchant):
     import_module("refunds.migrations.0002_back_office_groups").create_groups(apps, None)
-    user = User.objects.create_user("reader", password="pw", is_staff=True)
+    user = User.objects.create_user(
+        "reader", password="a long and unlikely passphrase", is_staff=True
+    )
     user.groups.add(Group.objects.get(name="Read-only"))
     log_in(page, site, "reader")
     page.goto(f"{site}/admin/accounts/apikey/")

@@ -107,6 +107,13 @@ def newcomer_env(**extra) -> dict:
     return {**kept, **extra}
 
 
+def ctrl_c_as_in_a_terminal() -> None:
+    """The command's SIGINT as a terminal gives it, whatever the caller's: `make test` run as a
+    background job of a non-interactive shell inherits SIGINT ignored, and an ignored signal
+    stays ignored across exec, so `make serve` ignored the test's Ctrl-C (issue 38)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 class Collected:
     """A command started in its own session, its output collected line by line."""
 
@@ -120,6 +127,7 @@ class Collected:
             stderr=subprocess.STDOUT,
             text=True,
             start_new_session=True,
+            preexec_fn=ctrl_c_as_in_a_terminal,
         )
         threading.Thread(target=self._collect, daemon=True).start()
 

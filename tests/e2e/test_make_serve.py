@@ -113,7 +113,7 @@ def test_make_serve_starts_every_process_on_its_address_without_install_or_migra
                 return states[-1] is not None and node.started("beat")
 
             wait_for(answered, timeout=START_TIMEOUT)
-            for name in ("web", "worker", "webhooks", "webhooks-test", "beat"):
+            for name in ("web", "admin", "worker", "webhooks", "webhooks-test", "beat"):
                 assert node.started(name), node.output()
             with pytest.raises(requests.ConnectionError):  # only where it was told
                 requests.get(f"http://127.0.0.1:{port}/healthz", timeout=5)
@@ -125,6 +125,10 @@ def test_make_serve_starts_every_process_on_its_address_without_install_or_migra
             # The release step, on its own: the same processes turn ready.
             manage(env, "migrate", "--noinput")
             wait_for(lambda: (readiness(readyz) or {}).get("status") == 200, START_TIMEOUT)
+            # The back office in its own process, on the next port; the API's has no /admin/.
+            admin = f"http://{HOST}:{port + 1}/admin/login/"
+            assert requests.get(admin, timeout=10).status_code == 200
+            assert requests.get(f"http://{HOST}:{port}/admin/login/", timeout=10).status_code == 404
         finally:
             status = node.stop()
         # make itself ends by the SIGINT; every process stopped on it, none crashed before.

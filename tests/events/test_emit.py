@@ -51,6 +51,7 @@ def test_emit_all_writes_its_events_in_one_statement_in_order(
 ):
     settings.EVENT_FAN_OUT_HOOKS = []
     types = ["payment.created", "payment.captured"]
+    # resource_version included: the database numbers the events (no read before the INSERT).
     with transaction.atomic(), django_assert_num_queries(1):
         events = emit_all(merchant=merchant, livemode=False, types=types, obj=sample())
     stored = list(Event.objects.order_by("id"))
@@ -130,3 +131,21 @@ def test_pattern_matching(pattern, event_type, expected):
 )
 def test_pattern_validation(pattern, valid):
     assert is_valid_pattern(pattern) is valid
+
+
+def emitted(merchant, types, obj_id, livemode=False) -> list[int]:
+    with transaction.atomic():
+        events = emit_all(merchant=merchant, livemode=livemode, types=types, obj=sample(obj_id))
+    return [Event.objects.get(pk=e.pk).resource_version for e in events]
+
+
+@pytest.mark.django_db
+def test_each_change_of_a_resource_carries_the_next_version(merchant, other_merchant, settings):
+    settings.EVENT_FAN_OUT_HOOKS = []
+    payment, other = "pay_01J0000000000000000000000A", "pay_01J0000000000000000000000B"
+    assert emitted(merchant, ["payment.created", "payment.authorized"], payment) == [1, 2]
+    assert emitted(merchant, ["payment.created"], other) == [1]  # its own count
+    assert emitted(merchant, ["payment.captured"], payment) == [3]
+    # Modes and merchants never share a count (a test object's id cannot collide with live).
+    assert emitted(merchant, ["payment.created"], payment, livemode=True) == [1]
+    assert emitted(other_merchant, ["payment.created"], payment) == [1]

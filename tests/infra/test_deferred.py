@@ -19,7 +19,7 @@ def test_a_write_is_retried_until_it_succeeds_and_the_thread_then_ends(settings)
     settings.DEPENDENCY_RETRY_SECONDS = 0.01
     writes, tries = DeferredWrites("test-retries"), []
     writes.add("key", failing_until(3, tries), seconds_left=60)
-    wait_for(lambda: writes.pending() == 0 and writes._thread is None)
+    wait_for(lambda: writes.pending() == 0 and not writes.writer.running)
     assert len(tries) == 3
 
 
@@ -27,7 +27,7 @@ def test_a_write_that_keeps_failing_is_dropped_at_its_deadline(settings):
     settings.DEPENDENCY_RETRY_SECONDS = 0.01
     writes, tries = DeferredWrites("test-deadline"), []
     writes.add("key", failing_until(None, tries), seconds_left=0.2)
-    wait_for(lambda: writes.pending() == 0 and writes._thread is None)
+    wait_for(lambda: writes.pending() == 0 and not writes.writer.running)
     assert len(tries) >= 2  # tried while the deadline lasted, then given up
 
 

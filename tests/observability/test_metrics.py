@@ -21,6 +21,7 @@ from payments.tasks import purge_unused_tokens
 from tests.observability.support import scrape, total, value
 from tests.payments.support import APPROVED, INSUFFICIENT_FUNDS, create, payment_body, tokenize
 from webhooks.attempts import delivery_run
+from webhooks.health import BUCKET
 from webhooks.models import Delivery
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -131,10 +132,13 @@ def test_webhook_backlog_attempts_latency_and_dead_letters(
         waiting = scrape(client)
         assert value(waiting, "svc_webhook_backlog") == value(waiting, "svc_webhook_due") == 2
         assert value(waiting, "svc_webhook_oldest_due_age_seconds") == 73 * 3600
+        assert value(waiting, "svc_webhook_last_attempt_age_seconds") == -1  # none made
         receiver.reply.status = 500
         assert delivery_run(doomed.pk).status == "failed"
         receiver.reply.status = 200
         assert delivery_run(delivered.pk).status == "delivered"
+        since = value(scrape(client), "svc_webhook_last_attempt_age_seconds")
+        assert 0 <= since < BUCKET.total_seconds()  # to the 5-minute slice of the attempts
     after = scrape(client)
 
     def moved(name, **labels):

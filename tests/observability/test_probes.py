@@ -6,6 +6,7 @@ connections, so these tests commit (transaction=True)."""
 import datetime
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -14,12 +15,19 @@ from django.db import connection, transaction
 from django.db.migrations.recorder import MigrationRecorder
 from django.utils import timezone
 
-from config import beatruns, draining
+from config import beatruns, draining, health
 from events.services import emit
 from tests.e2e.processes import ROOT
 from tests.sick import CLOSED_PORT_URL
 from tests.test_settings import import_settings
-from webhooks.models import Delivery
+from tests.webhooks.receiver import Receiver
+from webhooks import metrics as webhook_metrics
+from webhooks import transport
+from webhooks.attempts import delivery_run
+from webhooks.fanout import events_fan_out
+from webhooks.health import BUCKET
+from webhooks.models import Attempt, Delivery
+from webhooks.services import endpoint_create
 
 pytestmark = pytest.mark.django_db(transaction=True)
 DELIVER_DUE = "webhooks.tasks.deliver_due"
@@ -119,17 +127,97 @@ def test_not_ready_when_the_oldest_due_webhook_is_too_late(
     assert readiness(client)[0] == 200  # waiting to retry is not late
 
 
+def tenant_event(merchant, number: int) -> list[str]:
+    """A committed event of `merchant`, fanned out: its deliveries' ids."""
+    with transaction.atomic():
+        event = emit(
+            merchant=merchant,
+            livemode=False,
+            type="payment.captured",
+            obj={"id": f"pay_01J00000000000000000000{number:03d}", "object": "payment"},
+            previous_attributes=None,
+            fan_out=False,
+        )
+    return events_fan_out([event.id])
+
+
+def test_one_tenants_failing_and_hanging_endpoints_do_not_make_the_fleet_unready(
+    client, settings, clock, receiver, webhook_ca, merchant, other_merchant, monkeypatch
+):
+    """Issue 35: one test tenant's endpoints that never answer kept its deliveries late and
+    /readyz 503 on every node. Workers that attempt them (and deliver another tenant's) are
+    up: ready. The same backlog with no attempt for the max age: no worker, 503."""
+    monkeypatch.setattr(transport, "TIMEOUT_SECONDS", 0.3)  # each hanging POST ends soon
+    max_age = settings.READINESS_WEBHOOK_MAX_AGE
+    hanging, erring = Receiver(webhook_ca), Receiver(webhook_ca)
+    hanging.reply.hold = True
+    erring.reply.status = 500
+    try:
+        for dead in (hanging, erring):
+            endpoint_create(merchant=merchant, livemode=False, url=dead.url())
+        endpoint_create(merchant=other_merchant, livemode=False, url=receiver.url())
+        late = [d for number in range(3) for d in tenant_event(merchant, number)]
+        clock.shift(datetime.timedelta(seconds=max_age + 30))
+        beat_sent()
+        for delivery_id in late[:2]:  # the workers try the dead endpoints: each attempt fails
+            assert delivery_run(delivery_id).status == "failed"
+        (healthy,) = tenant_event(other_merchant, 9)
+        assert delivery_run(healthy).status == "delivered"
+    finally:
+        hanging.close()
+        erring.close()
+    assert {a.error.split(":")[0] for a in Attempt.objects.filter(status="failed")} >= {"timeout"}
+    now = timezone.now()
+    assert webhook_metrics.oldest_due_age(now) > max_age  # what paged the fleet before
+
+    status, report = readiness(client)
+
+    assert (status, failing(report)) == (200, {})
+    clock.shift(datetime.timedelta(seconds=max_age) + BUCKET)  # no attempt since
+    beat_sent()
+    status, report = readiness(client)
+    assert status == 503
+    assert failing(report) == {
+        "Webhooks()": f"Unavailable: the oldest due webhook delivery is"
+        f" {webhook_metrics.oldest_due_age(timezone.now()):.0f} s late"
+        f" and no attempt was made for {max_age:.0f} s"
+    }
+
+
 def test_not_ready_when_the_broker_does_not_answer(client, settings, tmp_path):
     beat_sent()
     if settings.REDIS_URL:
         settings.REDIS_URL = CLOSED_PORT_URL
-        expected = "Redis(db=0, host='127.0.0.1', port=1)"
+        expected = "Redis()"
     else:
         (tmp_path / "file").write_text("not a folder")
         settings.BROKER_DIR = tmp_path / "file" / "broker"
         expected = "EmbeddedBroker()"
     status, report = readiness(client)
     assert status == 503 and list(failing(report)) == [expected]
+
+
+@pytest.mark.parametrize("fmt", ["json", "text", "atom", "rss", "openmetrics", "html"])
+def test_readyz_never_names_where_redis_or_postgresql_is(
+    client, settings, fmt, caplog, monkeypatch
+):
+    """/readyz is public (issue 35): where the broker and the database are stays in the logs."""
+    monkeypatch.setattr(health, "_ready", {})  # so that this probe's change is logged
+    settings.REDIS_URL = CLOSED_PORT_URL  # redis://127.0.0.1:1/0: failing, so the error shows
+    settings.READINESS_BEAT_MAX_AGE = 0
+    # PostgreSQL's port, where there is one (the embedded SQLite has none).
+    ports = (
+        [str(connection.settings_dict["PORT"] or 5432)] if connection.vendor == "postgresql" else []
+    )
+    answer = client.get("/readyz", {"format": fmt} if fmt != "html" else {})
+    body = answer.content.decode()
+    assert "Redis" in body
+    for where in ("127.0.0.1", "localhost", "port=", "db="):
+        assert where not in body, (where, body)
+    for port in ports:  # as a number of its own: a response time may read 0.005432
+        assert not re.search(rf"(?<![\w.]){port}(?!\w)", body), (port, body)
+    if answer.status_code == 503:  # the feeds answer 200 whatever the checks say
+        assert "127.0.0.1" in caplog.text  # the log line of the change says where
 
 
 PROBE_WITHOUT_DATABASE = """

@@ -59,7 +59,10 @@ def error_of(response, status: int, type_: str, code: str) -> dict:
 
 
 def payment_id_in(error: dict) -> str:
-    return next(word.rstrip(".") for word in error["message"].split() if word.startswith("pay_"))
+    """The declined or failed payment's id: a field of the error (issue 38), which the
+    human-readable message also names."""
+    assert error["payment"] in error["message"]
+    return error["payment"]
 
 
 def event_types(payment_id: str) -> list[str]:

@@ -13,6 +13,7 @@ from tests.payments.support import (
     created,
     error_of,
     event_types,
+    payment_id_in,
     tokenize,
 )
 
@@ -58,15 +59,17 @@ def test_confirm_decline_is_the_same_402(api):
     error = error_of(
         confirm(api, pending["id"], INSUFFICIENT_FUNDS), 402, "card_error", "card_declined"
     )
-    assert error["decline_code"] == "insufficient_funds" and pending["id"] in error["message"]
+    assert error["decline_code"] == "insufficient_funds"
+    assert payment_id_in(error) == pending["id"]
     assert api.get(f"/v1/payments/{pending['id']}").json()["status"] == "declined"
 
 
 def test_confirm_failure_is_the_same_422(api):
     pending = created(api, None)
-    error_of(
+    error = error_of(
         confirm(api, pending["id"], PROCESSING_ERROR), 422, "processing_error", "payment_failed"
     )
+    assert payment_id_in(error) == pending["id"]
 
 
 def test_only_pending_payments_can_be_confirmed(api):

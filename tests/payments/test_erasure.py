@@ -10,7 +10,7 @@ from django.db import connection
 
 from payments.erasure import ERASED_MESSAGE
 from payments.models import Payment
-from tests.payments.support import APPROVED, created
+from tests.payments.support import APPROVED, created, payment_body
 
 pytestmark = pytest.mark.django_db
 
@@ -126,3 +126,57 @@ def test_erasure_from_the_payment_page_asks_then_erases_every_payment_of_the_cus
     assert LogEntry.objects.filter(object_id=second["id"], change_message=ERASED_MESSAGE).exists()
     page = staff_client.get(f"/admin/payments/payment/{first['id']}/change/").content.decode()
     assert 'id="action-erase-customer"' not in page  # nothing left to erase
+
+
+@pytest.mark.postgres
+def test_a_customer_known_by_name_and_phone_only_is_erased_through_their_payment(
+    api, merchant, staff_client, django_user_model
+):
+    operator = django_user_model.objects.get(username="support")  # staff_client's user
+    # No cus_ id and no email: the payment itself names the customer (the admin answered 500).
+    named = created(api, APPROVED, customer={"name": PERSONAL[1], "phone": PERSONAL[2]})
+    with pytest.raises(CommandError, match="Name the customer"):
+        erase(merchant, operator)
+    url = f"/admin/payments/payment/{named['id']}/erase-customer/"
+    assert (
+        'id="action-erase-customer"'
+        in staff_client.get(f"/admin/payments/payment/{named['id']}/change/").content.decode()
+    )
+
+    assert staff_client.post(url, {"confirmed": "yes"}).status_code == 302
+
+    for text in PERSONAL[1:3]:
+        assert tables_holding(text) == []
+    assert erase(merchant, operator, "--payment", named["id"])["payments"] == []  # nothing left
+
+
+def created_wallet(api) -> dict:
+    body = payment_body(
+        None, method_type="paypal", currency="usd", return_url="https://shop.test/back",
+        customer={"email": PERSONAL[0]},
+    )  # fmt: skip
+    response = api.post("/v1/payments", body, format="json", HTTP_IDEMPOTENCY_KEY="wallet-1")
+    assert response.status_code in (200, 201), response.content
+    return response.json()
+
+
+@pytest.mark.postgres
+def test_a_wallet_payer_account_is_erased_from_the_payment_its_events_and_stored_answers(
+    api, merchant, operator
+):
+    wallet = created_wallet(api)
+    payer_account = wallet["method"]["details"]["payer_account"]
+    assert payer_account and set(tables_holding(payer_account)) == {
+        "payments_payment", "events_event", "api_idempotencyrecord",
+    }  # fmt: skip
+
+    assert erase(merchant, operator, "--email", PERSONAL[0], "--for-real")["payments"] == [
+        wallet["id"]
+    ]
+
+    assert tables_holding(payer_account) == []
+    shown = api.get(f"/v1/payments/{wallet['id']}").json()
+    assert shown["method"]["details"]["payer_account"] is None
+    assert shown["method"]["details"]["reference"] == wallet["method"]["details"]["reference"]
+    replayed = created_wallet(api)
+    assert replayed["id"] == wallet["id"] and replayed["method"]["details"]["payer_account"] is None

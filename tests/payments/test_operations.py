@@ -11,7 +11,9 @@ from psycopg._queries import MAX_CACHED_STATEMENT_PARAMS
 
 from events.models import Event
 from payments import services, tasks
+from payments.methods import get_method
 from payments.models import Operation, Payment, Token
+from payments.tokens import card_of
 from refunds import tasks as refund_tasks
 from refunds.models import Refund
 from refunds.services import refund_create
@@ -124,6 +126,7 @@ def test_a_create_whose_process_died_is_recovered_into_the_payment(
 
     payment = Payment.objects.get(pk=operation.payment_id)
     assert (payment.status, payment.token_id, payment.amount_captured) == ("captured", token, 1000)
+    assert payment.card == card_of(Token.objects.get(pk=token), get_method("card"))  # re-read
     assert payment.created == operation.created  # its request's moment, not the recovery's
     assert event_types(payment.pk) == ["payment.created", "payment.captured"]
     assert [call[:2] for call in connector.calls] == [("authorize", operation.pk)] * 2
@@ -172,3 +175,40 @@ def test_a_create_chains_its_operation_into_statements_it_runs_anyway(api):
     # Beyond this psycopg parses the statement's text again on every run (~0.2 ms a create).
     assert len(apply_params) <= MAX_CACHED_STATEMENT_PARAMS
     assert Operation.objects.get().state == "applied"
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize("key", ["k-1", None])
+def test_a_create_takes_its_token_and_starts_its_operation_in_one_statement(api, key):
+    """Step 1 is one statement run in autocommit, its own transaction: the claim's lease (with
+    a key), the token taken and the operation inserted, with no BEGIN or COMMIT of its own
+    (docs/payments.md "Where a create's CPU goes")."""
+    token = tokenize(api)
+    body = payment_body(token)
+    seen = []
+
+    def note(run, sql, params, many, context):
+        seen.append((sql, context["connection"].get_autocommit()))
+        return run(sql, params, many, context)
+
+    headers = {} if key is None else {"HTTP_IDEMPOTENCY_KEY": key}
+    with connection.execute_wrapper(note):
+        response = api.post("/v1/payments", body, format="json", **headers)
+    assert response.status_code == 201, response.content
+    ((step_1, autocommit),) = [(sql, auto) for sql, auto in seen if '"payments_token"' in sql]
+    assert autocommit
+    assert '"payments_operation"' in step_1
+    assert ('"api_idempotencyrecord"' in step_1) is (key is not None)
+    assert Token.objects.get(pk=token).used_at is not None
+    assert Operation.objects.get().request.get("card") is None  # the token's, read again
+
+
+@pytest.mark.postgres
+def test_a_refused_token_starts_no_operation(api):
+    token = tokenize(api)
+    assert api.post("/v1/payments", payment_body(token), format="json").status_code == 201
+    again = api.post("/v1/payments", payment_body(token), format="json", HTTP_IDEMPOTENCY_KEY="k")
+    assert again.status_code == 400, again.content
+    assert again.json()["error"]["code"] == "token_invalid"
+    assert "already been used" in again.json()["error"]["message"]
+    assert Operation.objects.count() == 1

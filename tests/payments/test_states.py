@@ -71,3 +71,23 @@ def test_terminal_statuses_go_nowhere(terminal):
 def test_a_target_outside_the_row_is_a_bug_not_a_client_error():
     with pytest.raises(ValueError):
         check_transition(S.AUTHORIZED, Trigger.CAPTURE, S.REFUNDED)
+
+
+@pytest.mark.parametrize("source", [S.CAPTURED, S.PARTIALLY_REFUNDED, S.REFUNDED])
+def test_money_taken_can_be_disputed(source):
+    """Not a spec row (how a payment enters `disputed` is not shown): our decision,
+    docs/processors.md "Disputes"."""
+    check_transition(source, Trigger.DISPUTE, S.DISPUTED)
+
+
+@pytest.mark.parametrize(
+    "source", [S.PENDING, S.PROCESSING, S.AUTHORIZED, S.DECLINED, S.CANCELED, S.DISPUTED]
+)
+def test_a_payment_that_holds_no_taken_money_cannot_be_disputed(source):
+    with pytest.raises(ProcessingFailed) as refused:
+        check_transition(source, Trigger.DISPUTE, S.DISPUTED)
+    assert refused.value.code == "payment_not_disputable"
+
+
+def test_nothing_leaves_disputed():
+    assert not any(can(S.DISPUTED, trigger) for trigger in Trigger)

@@ -4,8 +4,10 @@ seconds or by the beat task, each exactly once."""
 import datetime
 
 from celery import current_app
+from django.utils import timezone
 
 from events.models import Event
+from payments.models import Operation
 from refunds import services, tasks
 from refunds.models import Refund
 from tests.factories import RefundFactory
@@ -102,5 +104,56 @@ def test_a_connector_answering_pending_again_asks_later(db, clock, settings):
     pending = RefundFactory(pending=True)
     clock.shift(datetime.timedelta(seconds=31))
     settled = services.refund_resolve(refund=pending)
-    assert settled.status == "pending" and settled.due_at == T0 + datetime.timedelta(seconds=61)
+    # Not the processor's 30 s again but as long as the refund has existed, 1 minute at least
+    assert settled.status == "pending" and settled.due_at == T0 + datetime.timedelta(seconds=91)
     assert not Event.objects.filter(resource_id=pending.id).exists()
+
+
+def resolve_asks(refund) -> int:
+    return Operation.objects.filter(refund_id=refund.pk, kind="resolve_refund").count()
+
+
+def test_a_refund_still_pending_is_asked_after_doubling_waits(db, clock, settings):
+    """Issue 32: a pending refund was asked about every 10 minutes for ever."""
+    settings.PAYMENT_CONNECTORS = {"test": "tests.support.connectors.SlowRefundsConnector"}
+    pending = RefundFactory(pending=True, created=T0 - datetime.timedelta(minutes=10))
+    clock.shift(datetime.timedelta(seconds=31))
+    assert tasks.resolve_due_refunds() == 1
+    pending.refresh_from_db()
+    age = timezone.now() - pending.created
+    assert pending.due_at == timezone.now() + age
+    clock.shift(datetime.timedelta(seconds=5))
+    for _ in range(60):  # 10 minutes of beat ticks: none asks
+        assert tasks.resolve_due_refunds() == 0
+        clock.shift(datetime.timedelta(seconds=10))
+    clock.move_to(pending.due_at)
+    assert tasks.resolve_due_refunds() == 1
+    pending.refresh_from_db()
+    assert pending.due_at == pending.created + 4 * age  # the wait doubled
+    assert resolve_asks(pending) == 2
+    old = RefundFactory(pending=True, created=T0 - datetime.timedelta(days=3))
+    clock.move_to(old.due_at)
+    tasks.resolve_due_refunds()
+    old.refresh_from_db()
+    assert old.due_at == timezone.now() + datetime.timedelta(hours=6)  # the longest wait
+
+
+def test_a_refund_the_processor_cannot_be_asked_about_waits_too(db, clock, settings, caplog):
+    settings.PAYMENT_CONNECTORS = {
+        **settings.PAYMENT_CONNECTORS,
+        "test": "tests.support.connectors.RefundResolveFailsSimulator",
+    }
+    pending = RefundFactory(pending=True)
+    clock.shift(datetime.timedelta(seconds=31))
+    assert tasks.resolve_due_refunds() == 1
+    assert f"could not settle {pending.id}" in caplog.text
+    pending.refresh_from_db()
+    assert pending.due_at == timezone.now() + datetime.timedelta(minutes=1)  # the shortest
+    assert sum(tasks.resolve_due_refunds() for _ in range(5)) == 0  # ticks within the minute
+    clock.move_to(pending.due_at)
+    assert tasks.resolve_due_refunds() == 1
+    pending.refresh_from_db()
+    assert (pending.status, pending.due_at) == (
+        "pending",
+        pending.created + 2 * (timezone.now() - pending.created),
+    )

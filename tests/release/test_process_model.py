@@ -10,8 +10,10 @@ import sys
 import pytest
 import yaml
 from django.core import signing
+from django.urls import Resolver404, resolve
 
 from tests.e2e.processes import ROOT, free_port
+from tests.test_settings import import_settings
 
 sys.path.insert(0, str(ROOT / "scripts"))
 import serve  # noqa: E402
@@ -34,7 +36,8 @@ def test_the_image_installs_and_starts_with_the_scripts_ci_runs():
     started = {name: s["command"] for name, s in services.items() if "build" in s}
     assert started.pop("migrate") == []
     assert services["migrate"]["entrypoint"][1:] == ["manage.py", "migrate", "--noinput"]
-    assert sorted(command for [command] in started.values()) == sorted(serve.PROCESSES)
+    # web twice: the API's live pool and its test-mode pool (web-test), both behind the proxy
+    assert sorted(command for [command] in started.values()) == sorted([*serve.PROCESSES, "web"])
     for name in started:
         assert services[name]["depends_on"] == {
             "migrate": {"condition": "service_completed_successfully"}
@@ -45,7 +48,7 @@ def test_serve_py_refuses_an_unknown_process():
     run = subprocess.run(
         [sys.executable, "scripts/serve.py", "runserver"], cwd=ROOT, capture_output=True, text=True
     )
-    usage = "usage: serve.py web|worker|webhooks|webhooks-test|beat"
+    usage = "usage: serve.py web|admin|worker|webhooks|webhooks-test|beat"
     assert run.returncode != 0 and usage in run.stderr
 
 
@@ -79,13 +82,15 @@ def environ():
 
 
 @pytest.mark.parametrize(
-    ("process", "pool_max"), [("web", "8"), ("worker", "3"), ("webhooks", "12"), ("beat", "2")]
+    ("process", "pool_max"),
+    [("web", "8"), ("admin", "4"), ("worker", "3"), ("webhooks", "12"), ("beat", "2")],
 )
 def test_serve_py_sizes_each_pool_to_the_process_threads(environ, tmp_path, process, pool_max):
     """docs/production.md "PostgreSQL connection budget": threads + 2 (prefork: 1 + 2 a child)."""
     for name in ("DATABASE_POOL_MAX", "DATABASE_POOL_MIN"):
         environ.pop(name, None)
     environ.update(WEB_PORT=str(free_port()), WEB_THREADS="6", WEBHOOKS_CONCURRENCY="10")
+    environ["ADMIN_PORT"] = str(free_port())
     environ["BEAT_SCHEDULE"] = str(tmp_path / "schedule")
     serve.PROCESSES[process]()
     assert environ["DATABASE_POOL_MAX"] == pool_max
@@ -102,3 +107,51 @@ def test_serve_py_web_serves_where_it_is_told_with_a_kill_timeout(environ):
     for flag, value in (("--host", "127.0.0.1"), ("--port", str(port))):
         assert argv[argv.index(flag) + 1] == value
     assert argv[argv.index("--workers-kill-timeout") + 1] == "7"
+
+
+def test_every_process_model_serves_the_admin_apart_from_the_api(environ):
+    """Issue 35: the Procfile (`make run`, `make serve`) and compose.yaml start an `admin` web
+    process of its own, and the API's web process (serve.py web) has no /admin/."""
+    procfile = dict(
+        line.partition(":")[::2] for line in (ROOT / "Procfile").read_text().splitlines()
+    )
+    assert shlex.split(procfile["admin"])[-2:] == ["scripts/serve.py", "admin"]
+    services = yaml.safe_load((ROOT / "compose.yaml").read_text())["services"]
+    assert services["admin"]["command"] == ["admin"]
+    assert services["admin"]["ports"] != services["proxy"]["ports"]
+
+    environ.pop("SERVE", None)
+    environ.update(WEB_PORT=str(free_port()), ADMIN_PORT=str(free_port()))
+    serve.web()
+    assert environ["SERVE"] == "api"
+    api_urlconf = urlconf_under(environ["SERVE"])
+    serve.admin()
+    assert environ["SERVE"] == "admin"
+    admin_urlconf = urlconf_under(environ["SERVE"])
+    assert (api_urlconf, admin_urlconf) == ("config.urls_api", "config.urls_admin")
+    with pytest.raises(Resolver404):
+        resolve("/admin/login/", urlconf=api_urlconf)
+    assert resolve("/admin/login/", urlconf=admin_urlconf).url_name == "login"
+    assert resolve("/v1/payments", urlconf=api_urlconf)
+
+
+def test_compose_gives_the_cores_to_the_live_api_first():
+    """What a flood can reach besides the live pool (the test-mode pool, the admin's logins)
+    runs at the lowest CPU weight (docs/production.md, docs/back-office.md): the live pool's
+    share is the default."""
+    services = yaml.safe_load((ROOT / "compose.yaml").read_text())["services"]
+    assert services["web-test"]["cpu_shares"] == services["admin"]["cpu_shares"] == 2
+    assert "cpu_shares" not in services["web"]
+
+
+def test_one_process_may_still_serve_both(environ):
+    environ.update(SERVE="all", WEB_PORT=str(free_port()))
+    serve.web()
+    assert environ["SERVE"] == "all"
+
+
+def urlconf_under(serve_value: str) -> str:
+    code = "import config.settings as s; print(s.ROOT_URLCONF)"
+    result = import_settings(code=code, DEBUG="true", SERVE=serve_value)
+    assert result.returncode == 0, result.stderr
+    return result.stdout.strip()

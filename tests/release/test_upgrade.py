@@ -33,6 +33,11 @@ PREVIOUS_RELEASE = "f393378fa5b9d6e3647735e44e85cada7a74c5d8"
 # that stopped using it, when it ships (docs/production.md "Upgrading").
 REVIEWED_CONTRACTS: dict[tuple[str, str], str] = {
     ("webhooks", "0008_delivery_held_status"): "choices only (the `held` status): no SQL",
+    ("webhooks", "0012_blocked_and_endpoint_actions_choices"): "choices only: no SQL",
+    ("api", "0010_config_revision_without_triggers"): (
+        "drops the configuration revision's triggers, which v0.2.0 relies on: while v0.2.0 "
+        "nodes serve, their changes are seen elsewhere within MAX_AGE (60 s), not at once"
+    ),
 }
 
 

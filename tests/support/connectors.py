@@ -5,8 +5,8 @@ import datetime
 
 from django.db import transaction
 
-from api.errors import ApiFailure
-from payments.connectors import Authorization, Connector, RefundAnswer, Result
+from api.errors import ApiFailure, ProcessingFailed
+from payments.connectors import Authorization, Connector, ConnectorInDoubt, RefundAnswer, Result
 from sandbox.simulator import SimulatorConnector
 
 
@@ -80,6 +80,14 @@ class ResolveFailsConnector(ApprovingConnector):
     resolve = _unreachable
 
 
+class ResolveInDoubtConnector(ApprovingConnector):
+    """A live processor that never answers in time about processing payments (a timeout after
+    the request went out): the resolve stays `started` for recovery to ask again."""
+
+    def resolve(self, *, payment, key) -> Authorization:
+        raise ConnectorInDoubt("The processor did not answer in time.")
+
+
 class SlowSimulator(SimulatorConnector):
     """The simulator, answering an authorization 2 s later on the test's frozen clock
     (`clock`: the time-machine fixture, set by the test)."""
@@ -95,3 +103,13 @@ class RefundResolveFailsSimulator(SimulatorConnector):
     """The simulator, except that a pending refund's settlement cannot be asked."""
 
     resolve_refund = _unreachable
+
+
+class StillProcessingConnector(ApprovingConnector):
+    """A live processor that has not settled a processing payment however often it is asked
+    (an asynchronous debit takes days), answering as StripeConnector.resolve does then."""
+
+    def resolve(self, *, payment, key) -> Authorization:
+        raise ProcessingFailed(
+            "The processor has not settled this payment yet.", code="payment_not_advanceable"
+        )

@@ -44,12 +44,12 @@ def receiver(webhook_ca, loopback_allowed):
 
 @pytest.fixture
 def endpoint_for(merchant):
-    """endpoint_for(receiver, enabled_events=[...], livemode=False) -> (endpoint, secret)."""
+    """endpoint_for(receiver, enabled_events=[...], livemode=False) -> (endpoint, secret), each
+    at a URL of its own on the receiver (`Receiver.next_url`)."""
 
     def make(receiver, *, livemode=False, **kwargs):
-        created = endpoint_create(
-            merchant=merchant, livemode=livemode, url=receiver.url(), **kwargs
-        )
+        url = receiver.next_url()
+        created = endpoint_create(merchant=merchant, livemode=livemode, url=url, **kwargs)
         return created.endpoint, created.secret
 
     return make

@@ -24,7 +24,9 @@ MIN_FAILURES = 10  # settings.WEBHOOK_HEALTH_MIN_FAILURES's default
 
 
 def create_endpoint(api, receiver, **body) -> dict:
-    response = api.post("/v1/webhook-endpoints", {"url": receiver.url(), **body}, format="json")
+    response = api.post(
+        "/v1/webhook-endpoints", {"url": receiver.next_url(), **body}, format="json"
+    )
     assert response.status_code == 201, response.content
     return response.json()
 

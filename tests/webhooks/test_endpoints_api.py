@@ -9,6 +9,7 @@ from django.utils import timezone
 
 from api.models import IdempotencyRecord
 from tests.api.test_conventions import error_of
+from tests.webhooks.urls import public_url
 from webhooks.crypto import decrypt_secret
 from webhooks.models import WebhookEndpoint
 
@@ -21,6 +22,8 @@ ENDPOINT_FIELDS = {
     "description",
     "enabled_events",
     "status",
+    "paused_at",
+    "ordered_delivery",
     "secret_last4",
     "previous_secret_expires_at",
     "livemode",
@@ -30,7 +33,7 @@ ENDPOINT_FIELDS = {
 
 
 def create(api, **body):
-    return api.post("/v1/webhook-endpoints", {"url": URL, **body}, format="json")
+    return api.post("/v1/webhook-endpoints", {"url": public_url(), **body}, format="json")
 
 
 ERROR_TYPE_BY_STATUS = {
@@ -49,7 +52,7 @@ def error_code(response, status):
 
 
 def test_create_returns_the_secret_once_and_stores_it_encrypted(api):
-    response = create(api, description="orders", enabled_events=["payment.*"])
+    response = create(api, url=URL, description="orders", enabled_events=["payment.*"])
     assert response.status_code == 201
     body = response.json()
     assert SECRET.match(body["secret"])
@@ -116,6 +119,7 @@ def test_limits_at_their_edges_are_accepted(api):
         ("http://93.184.215.14/", "https_required"),
         ("https://127.0.0.1/", "private_address"),
         ("https://u:p@93.184.215.14/", "invalid_url"),
+        ("https://93.184.215.14:0/", "invalid_url"),  # issue 35: port 0 was taken as 443
         ("https://no-such-host.invalid/", "unresolvable_host"),
     ],
 )
@@ -123,6 +127,19 @@ def test_url_guard_codes_through_the_api(api, url, code):
     response = create(api, url=url)
     assert error_code(response, 400) == code
     assert response.json()["error"]["param"] == "url"
+
+
+def test_an_internal_name_and_an_unknown_one_get_the_spec_s_two_codes(api):
+    """Accepted, issue 35 (docs/webhooks.md "The URL guard"): the two codes tell a merchant
+    whether the service's resolver knows a name internally; never the address or its kind."""
+    internal = create(api, url="https://localhost/hooks")
+    unknown = create(api, url="https://no-such-host.invalid/hooks")
+    assert error_code(internal, 400) == "private_address"
+    assert error_code(unknown, 400) == "unresolvable_host"
+    assert internal.json()["error"]["param"] == unknown.json()["error"]["param"] == "url"
+    told = internal.json()["error"]["message"]
+    assert not any(detail in told for detail in ("127.0.0.1", "::1", "loopback", "localhost"))
+    assert not WebhookEndpoint.objects.exists()
 
 
 def test_sixteen_enabled_endpoints_per_environment(api, live_api):
@@ -133,6 +150,14 @@ def test_sixteen_enabled_endpoints_per_environment(api, live_api):
     victim = api.get("/v1/webhook-endpoints", {"limit": 1}).json()["data"][0]["id"]
     api.delete(f"/v1/webhook-endpoints/{victim}")
     assert create(api).status_code == 201
+
+
+def test_endpoints_may_share_a_url_as_the_spec_allows(api):
+    """Issue 35's finding accepted (docs/webhooks.md "Decisions"): the spec refuses an
+    endpoint for its URL rules and the 16th only, so one URL may be several endpoints'; each
+    gets its own delivery, at most 16 per mode."""
+    assert create(api, url=URL).status_code == 201
+    assert create(api, url=URL).status_code == 201
 
 
 def test_list_is_per_mode_newest_first_and_hides_deleted(api, live_api):

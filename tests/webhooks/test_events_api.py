@@ -13,7 +13,10 @@ pytestmark = pytest.mark.django_db
 
 
 ERROR_TYPE_BY_STATUS = {400: "validation_error", 404: "not_found_error", 422: "processing_error"}
-EVENT_FIELDS = {"id", "object", "type", "api_version", "livemode", "created", "data"}
+EVENT_FIELDS = {
+    *("id", "object", "type", "api_version", "livemode", "created", "data"),
+    "resource_version",  # ours, additive (docs/webhooks.md "Ordering")
+}
 ATTEMPT_FIELDS = {
     "id",
     "object",
@@ -27,6 +30,7 @@ ATTEMPT_FIELDS = {
     "duration_ms",
     "next_retry_at",
     "attempted_at",
+    "injected",  # ours, additive: a test-mode failure profile's fault (docs/sandbox.md)
 }
 
 

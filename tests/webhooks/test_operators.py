@@ -110,7 +110,11 @@ def test_requeue_dead_letters_works_in_batches_each_row_once(receiver, endpoint_
 @pytest.fixture
 def staff_client(client):
     # force_login: the login throttle (django-axes) needs the request that client.login lacks.
-    client.force_login(User.objects.create_superuser("support", "support@example.test", "pw"))
+    client.force_login(
+        User.objects.create_superuser(
+            "support", "support@example.test", "a long and unlikely passphrase"
+        )
+    )
     return client
 
 

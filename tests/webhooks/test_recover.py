@@ -85,6 +85,25 @@ def test_recover_requeues_the_failed_events_since_then_once(api, receiver, faili
     assert (change.action, change.actor) == ("recovered", "api")
 
 
+def test_recover_in_a_loop_re_sends_a_failed_delivery_once_an_hour(api, receiver, failing):
+    """Issue 35: 48 recovers in 25 s made 960 POSTs at one URL that kept failing."""
+    endpoint, since, _, failed = failing
+    ids = [d.id for d in failed]
+    receiver.reply.status = 500
+    for _ in range(10):  # recover, the worker tries what it requeued, it fails again
+        response = recover(api, endpoint.id, since=since.isoformat())
+        assert response.status_code == 202, response.content
+        for delivery_id in ids:
+            delivery_run(delivery_id)
+    assert len(receiver.requests) == len(failed)  # once each, not ten times
+    assert all(Delivery.objects.get(pk=i).attempt_count == 2 for i in ids)
+    with time_machine.travel(timezone.now() + HOUR + datetime.timedelta(seconds=1)):
+        body = recover(api, endpoint.id, since=since.isoformat()).json()
+    # An hour after the first recover, the dead letters again; the one waiting for its retry
+    # is due by its own schedule by then.
+    assert body["events"] == [d.event_id for d in failed if d.status == "dead_lettered"]
+
+
 def test_recover_is_bounded_and_continues_after_the_last_event(api, failing, settings):
     endpoint, since, _, failed = failing
     settings.WEBHOOK_RECOVER_MAX = 2
@@ -95,6 +114,59 @@ def test_recover_is_bounded_and_continues_after_the_last_event(api, failing, set
         api, endpoint.id, since=int(since.timestamp()), starting_after=first["next_starting_after"]
     ).json()
     assert (rest["events"], rest["has_more"]) == ([failed[2].event_id], False)
+
+
+def test_a_recover_in_a_loop_reads_one_page_and_says_where_to_go_on(
+    api, receiver, failing, settings
+):
+    """Issue 35: a recover within the hour of another walked every candidate to find what it
+    might requeue (300 ms for none of 50,000). It reads one page of candidates, requeues those
+    of it not attempted since, and continues after the page, never past it."""
+    endpoint, since, _, failed = failing  # two dead letters, then one waiting for its retry
+    settings.WEBHOOK_RECOVER_MAX = 2
+    receiver.reply.status = 500
+    first = recover(api, endpoint.id, since=since.isoformat()).json()
+    assert first["events"] == [d.event_id for d in failed[:2]]
+    for delivery in failed[:2]:
+        delivery_run(delivery.id)  # tried again, failed again
+    again = recover(api, endpoint.id, since=since.isoformat()).json()
+    assert (again["events"], again["has_more"]) == ([], True)
+    assert again["next_starting_after"] == failed[1].event_id
+    out = StringIO()
+    call_command("recover_endpoint", endpoint.id, "--since", since.isoformat(), stdout=out)
+    assert f"Would requeue 0 event(s) for {endpoint.id}. More left: run again with " in (
+        out.getvalue()
+    )
+    assert f"--starting-after {failed[1].event_id}" in out.getvalue()
+    rest = recover(
+        api, endpoint.id, since=since.isoformat(), starting_after=again["next_starting_after"]
+    ).json()
+    assert (rest["events"], rest["has_more"]) == ([failed[2].event_id], False)
+    assert rest["next_starting_after"] is None
+
+
+def test_support_goes_on_after_a_page_a_recover_in_a_loop_left(
+    staff_client, receiver, failing, settings
+):
+    endpoint, since, _, failed = failing
+    settings.WEBHOOK_RECOVER_MAX = 2
+    receiver.reply.status = 500
+    page = f"/admin/webhooks/webhookendpoint/{endpoint.id}/recover/"
+    since_text = since.strftime("%Y-%m-%d %H:%M:%S")
+    assert staff_client.post(page, {"since": since_text}).status_code == 302
+    for delivery in failed[:2]:
+        delivery_run(delivery.id)  # tried again, failed again
+    assert staff_client.post(page, {"since": since_text}).status_code == 302
+    told = LogEntry.objects.order_by("-action_time", "-id").first().get_change_message()
+    assert told == (
+        f"Recovered 0 events of {endpoint.id}. More are left: run it again starting after "
+        f"{failed[1].event_id}."
+    )
+    bad = staff_client.post(page, {"since": since_text, "starting_after": "pay_1"})
+    assert bad.status_code == 200 and "Must be an event id" in bad.content.decode()
+    on = {"since": since_text, "starting_after": failed[1].event_id}
+    assert staff_client.post(page, on).status_code == 302
+    assert Delivery.objects.get(pk=failed[2].id).status == "pending"
 
 
 @pytest.mark.parametrize(

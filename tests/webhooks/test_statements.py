@@ -9,6 +9,7 @@ import pytest
 from django.db import connection
 from django.utils import timezone
 
+from tests.webhooks.urls import public_url
 from webhooks.bulkhead import (
     LEASE,
     MAX_IN_FLIGHT_PER_ENDPOINT,
@@ -22,7 +23,6 @@ from webhooks.statements import portable, postgresql
 from webhooks.streaks import Streak
 
 pytestmark = pytest.mark.django_db
-URL = "https://93.184.215.14/hooks"  # a public address: no DNS, and nothing is sent to it
 SECOND = datetime.timedelta(seconds=1)
 
 
@@ -41,7 +41,9 @@ def now():
 @pytest.fixture
 def new_endpoint(merchant):
     def make(owner=None, *, livemode=False):
-        return endpoint_create(merchant=owner or merchant, livemode=livemode, url=URL).endpoint
+        return endpoint_create(
+            merchant=owner or merchant, livemode=livemode, url=public_url()
+        ).endpoint
 
     return make
 
@@ -64,7 +66,10 @@ def test_claim_leases_a_due_delivery_and_loads_its_event_and_endpoint(backend, n
     claimed = backend.claim(delivery.id, now, now + LEASE)
     assert claimed.id == delivery.id and claimed.claimed_until == now + LEASE
     assert claimed.event.id == delivery.event_id and claimed.event.data == delivery.event.data
-    assert claimed.endpoint.id == delivery.endpoint_id and claimed.endpoint.url == URL
+    assert (
+        claimed.endpoint.id == delivery.endpoint_id
+        and claimed.endpoint.url == delivery.endpoint.url
+    )
     assert Delivery.objects.get(pk=delivery.id).claimed_until == now + LEASE
 
 

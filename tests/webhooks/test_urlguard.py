@@ -127,6 +127,8 @@ def test_urls_resolving_to_internal_addresses_are_private_address(host):
         ("https://user@8.8.8.8/hooks", "invalid_url"),
         ("https://8.8.8.8/ho oks", "invalid_url"),
         ("https://8.8.8.8:99999/", "invalid_url"),
+        ("https://8.8.8.8:0/hooks", "invalid_url"),  # issue 35: was taken, as port 443
+        ("https://8.8.8.8:00/hooks", "invalid_url"),
         ("https://[::1/", "invalid_url"),
         ("https://8.8.8.8/" + "a" * 2048, "invalid_url"),
         ("", "invalid_url"),

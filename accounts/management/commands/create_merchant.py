@@ -25,6 +25,11 @@ class Command(ChangeCommand):
             mode: {kind: issued.secret for kind, issued in by_kind.items()}
             for mode, by_kind in created.keys.items()
         }
+        # The `key_` ids that revoke_key and the admin take, in the same shape as the keys.
+        key_ids = {
+            mode: {kind: issued.api_key.id for kind, issued in by_kind.items()}
+            for mode, by_kind in created.keys.items()
+        }
         if as_json:
             self.stdout.write(
                 json.dumps(
@@ -33,6 +38,7 @@ class Command(ChangeCommand):
                         "name": merchant.name,
                         "email": merchant.email,
                         "keys": keys,
+                        "key_ids": key_ids,
                     }
                 )
             )
@@ -40,5 +46,5 @@ class Command(ChangeCommand):
         self.stdout.write(f"Merchant {merchant.id} ({merchant.name}, {merchant.email})")
         for mode, by_kind in keys.items():
             for kind, secret in by_kind.items():
-                self.stdout.write(f"  {mode:4} {kind:11} {secret}")
+                self.stdout.write(f"  {mode:4} {kind:11} {secret}  {key_ids[mode][kind]}")
         self.stdout.write("Copy the keys now: they are shown only once.")

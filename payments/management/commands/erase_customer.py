@@ -8,8 +8,9 @@ from payments.erasure import customer_erase, payments_of_customer
 
 class Command(BaseCommand):
     help = (
-        "Erase one customer's personal data (email, name, phone, address) from a merchant's "
-        "payments, keeping ids, amounts and statuses; recorded in the admin's history. "
+        "Erase one customer's personal data (email, name, phone, address, wallet payer "
+        "account) from a merchant's payments, keeping ids, amounts and statuses; recorded in "
+        "the admin's history. "
         "Dry run that lists the payments unless --for-real is given."
     )
 
@@ -18,6 +19,9 @@ class Command(BaseCommand):
         parser.add_argument("--customer", help="the customer's cus_ id")
         parser.add_argument("--email", help="the customer's email (any case)")
         parser.add_argument(
+            "--payment", help="a pay_ id: that payment (a customer with neither id nor email)"
+        )
+        parser.add_argument(
             "--operator", required=True, help="username of the staff user handling the request"
         )
         parser.add_argument("--for-real", action="store_true", help="actually erase")
@@ -25,13 +29,15 @@ class Command(BaseCommand):
             "--json", action="store_true", dest="as_json", help="print exactly one JSON object"
         )
 
-    def handle(self, *args, merchant, customer, email, operator, for_real, as_json, **options):
-        if not customer and not email:
-            raise CommandError("Name the customer with --customer, --email or both.")
+    def handle(
+        self, *args, merchant, customer, email, payment, operator, for_real, as_json, **options
+    ):
+        if not customer and not email and not payment:
+            raise CommandError("Name the customer with --customer, --email or --payment.")
         staff = get_user_model().objects.filter(username=operator, is_staff=True).first()
         if staff is None:
             raise CommandError(f"No staff user {operator!r}.")
-        found = dict(merchant_id=merchant, customer_id=customer, email=email)
+        found = dict(merchant_id=merchant, customer_id=customer, email=email, payment_id=payment)
         if for_real:
             ids = customer_erase(**found, operator=staff)
         else:

@@ -7,8 +7,7 @@ from django.utils import timezone
 from api.errors import ServiceError
 from api.fields import parse_time_filter
 from webhooks.models import WebhookEndpoint
-from webhooks.selectors import recoverable_deliveries
-from webhooks.services import endpoint_recover
+from webhooks.recovery import endpoint_recover, recover_page
 
 
 class Command(BaseCommand):
@@ -42,26 +41,28 @@ class Command(BaseCommand):
         found = WebhookEndpoint.objects.filter(pk=endpoint, deleted_at__isnull=True).first()
         if found is None:
             raise CommandError(f"No webhook endpoint {endpoint} (or it was deleted).")
-        if for_real:
-            event_ids, has_more = self.recover(found, since_time, starting_after, limit)
-        else:
-            candidates = recoverable_deliveries(found, since_time, timezone.now(), starting_after)
-            listed = list(candidates.values_list("event_id", flat=True)[: limit + 1])
-            event_ids, has_more = listed[:limit], len(listed) > limit
+        run = self.recover if for_real else self.dry_run
+        event_ids, next_after = run(found, since_time, starting_after, limit)
         if as_json:
+            has_more = next_after is not None
             body = {"events": event_ids, "has_more": has_more, "dry_run": not for_real}
             self.stdout.write(json.dumps({"endpoint": found.id, "requeued": for_real, **body}))
             return
         for event_id in event_ids:
             self.stdout.write(event_id)
         verb = "Requeued" if for_real else "Would requeue"
-        more = f" More left: run again with --starting-after {event_ids[-1]}." if has_more else ""
+        more = f" More left: run again with --starting-after {next_after}." if next_after else ""
         dry = "" if for_real else " Run again with --for-real to do it."
         self.stdout.write(f"{verb} {len(event_ids)} event(s) for {found.id}.{more}{dry}")
 
-    def recover(self, endpoint, since, starting_after, limit) -> tuple[list[str], bool]:
+    def dry_run(self, endpoint, since, starting_after, limit) -> tuple[list[str], str | None]:
+        """What a run --for-real would requeue now (the same page, nothing changed)."""
+        page, next_after = recover_page(endpoint, since, timezone.now(), starting_after, limit)
+        return [delivery.event_id for delivery in page], next_after
+
+    def recover(self, endpoint, since, starting_after, limit) -> tuple[list[str], str | None]:
         try:
-            recovery = endpoint_recover(
+            recovered = endpoint_recover(
                 endpoint=endpoint,
                 since=since,
                 actor="command",
@@ -70,4 +71,4 @@ class Command(BaseCommand):
             )
         except ServiceError as refused:
             raise CommandError(f"Refused ({refused.code}): {refused.message}") from None
-        return recovery.event_ids, recovery.has_more
+        return recovered.event_ids, recovered.next_starting_after

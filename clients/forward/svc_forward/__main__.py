@@ -1,0 +1,5 @@
+import sys
+
+from svc_forward import main
+
+sys.exit(main())

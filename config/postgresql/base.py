@@ -1,0 +1,56 @@
+"""Django's PostgreSQL backend, with the pool's check of a connection it hands out replaced
+(settings: ENGINE `config.postgresql`; docs/dependencies.md).
+
+psycopg_pool's own check (ConnectionPool.check_connection, which Django passes with
+CONN_HEALTH_CHECKS) sends an empty query: one round trip, and a statement in PostgreSQL, on
+every request (~5-8% of a payment create's app and PostgreSQL CPU, docs/payments.md). Ours
+asks the connection's socket instead: an idle connection has nothing to read until it asks
+something, so data or end-of-file there means the server dropped it (a restart or
+pg_terminate_backend sends its FATAL, then closes). One poll, no round trip.
+
+A restart kills every connection at once, and psycopg_pool discards one dead connection and
+tries the next after a backoff of 1, 2, 4 ... seconds: a pool holding more than three waited
+past its 10 s timeout and the request answered 500 (tests/api/test_database_restart.py). So
+at the first dead one this check has the pool check every idle connection
+(ConnectionPool.check, the empty query each: the dead ones discarded and replaced at once);
+the next try gets a live or a new connection.
+"""
+
+import select
+
+import psycopg
+from django.db.backends.postgresql import base
+from psycopg_pool import ConnectionPool
+
+
+def check_pooled_connection(connection) -> None:
+    """Raises psycopg.OperationalError, as the pool's own check would, for a connection the
+    server dropped."""
+    if not dropped_by_the_server(connection):
+        return
+    pool = getattr(connection, "_pool", None)  # set by the pool before it checks
+    if pool is not None:
+        pool.check()
+    raise psycopg.OperationalError("the server closed the connection")
+
+
+def dropped_by_the_server(connection) -> bool:
+    """Whether an idle connection is closed, broken, or has something to read (a
+    notification would read as one too: nothing here LISTENs, and a false alarm costs one
+    new connection)."""
+    if connection.closed or connection.pgconn.status != psycopg.pq.ConnStatus.OK:
+        return True
+    poller = select.poll()  # not select.select(): a descriptor past 1024 is fine
+    poller.register(connection.fileno(), select.POLLIN)
+    return bool(poller.poll(0))
+
+
+class DatabaseWrapper(base.DatabaseWrapper):
+    @property
+    def pool(self):
+        pool = super().pool
+        # Django builds the pool with check=ConnectionPool.check_connection and offers no
+        # setting for another; psycopg_pool keeps it in `_check` (pinned: psycopg-pool 3.3.3).
+        if pool is not None and pool._check is ConnectionPool.check_connection:
+            pool._check = check_pooled_connection
+        return pool

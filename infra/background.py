@@ -1,0 +1,53 @@
+"""The one helper for a process's background writer threads (the request log, deferred
+writes): a daemon thread that runs rounds of work, with its database connection handed back
+after each round, so it never holds a pooled connection while it sleeps.
+
+Started on demand (`wake()`), and again in a forked child, where threads do not survive. A
+round returns whether work is left; with none, the thread ends, unless it was woken during
+the round: work added then is never stranded.
+"""
+
+import os
+import threading
+import time
+from collections.abc import Callable
+
+from django.db import connection
+
+
+class BackgroundWriter:
+    def __init__(self, name: str, work_round: Callable[[], bool], interval: Callable[[], float]):
+        """`work_round()` -> whether work is left; `interval()` -> seconds before each round
+        (read every time, so settings changed by tests or operators apply)."""
+        self.name, self._work_round, self._interval = name, work_round, interval
+        self._lock = threading.Lock()
+        self._pid: int | None = None  # the process whose thread runs, None: no thread
+        self._woken = False
+
+    @property
+    def running(self) -> bool:
+        with self._lock:
+            return self._pid == os.getpid()
+
+    def wake(self) -> None:
+        """There is work: the thread runs it at its next round, started if it is not."""
+        with self._lock:
+            self._woken = True
+            if self._pid != os.getpid():
+                self._pid = os.getpid()
+                threading.Thread(target=self._run, name=self.name, daemon=True).start()
+
+    def _run(self) -> None:
+        while True:
+            with self._lock:
+                self._woken = False
+            time.sleep(self._interval())
+            try:
+                work_left = self._work_round()
+            finally:
+                connection.close()
+            if not work_left:
+                with self._lock:
+                    if not self._woken:
+                        self._pid = None
+                        return
