@@ -82,6 +82,7 @@ class Claim:
     resumed: bool = False
     render: Render | None = None
     stored: Answer | None = None
+    written: Answer | None = None  # stored by the work's statement, its transaction not ended
 
 
 class UnreadableStoredResponse(Exception):
@@ -260,18 +261,44 @@ def answer_store(claim: Claim | None, result) -> None:
     claim's `render` of it, or the refusal it is, a ServiceError as a value) stored under
     the claim, so the work and its answer commit together, or neither (a request whose key a
     retry took over gets 409 and its work rolls back). Nothing without a claim; an answer
-    not to keep is left to the view's settle."""
-    if claim is None or claim.render is None:
+    not to keep is left to the view's settle; an answer the work's own statement wrote
+    (`answer_written`) is only noted."""
+    if claim is not None and claim.written is not None:
+        claim.stored, claim.written = claim.written, None
         return
+    storing = answer_storing(claim, result)
+    if storing is None:
+        return
+    answer, store = storing
+    if not changed_a_row(store):
+        raise taken_over()
+    claim.stored = answer
+
+
+def answer_storing(claim: Claim | None, result) -> tuple[Answer, tuple[str, list]] | None:
+    """The answer to keep for `result` and the UPDATE (sql, params, ending in its WHERE) that
+    stores it while the claim holds its record; None when there is nothing to store. For a
+    work that stores its answer in its own statement (payments.steps: the create's), then
+    calls answer_written."""
+    if claim is None or claim.render is None:
+        return None
     if isinstance(result, ServiceError):
         answer = error_answer(result, claim.request_id)
     else:
         answer = claim.render(result, claim.request_id)
     if not is_final(answer.status) or _too_large_to_keep(claim, answer.status, answer.body):
-        return
-    if not _store_response(claim, answer.status, answer.content_type, answer.body):
+        return None
+    values = {"status": answer.status, "content_type": answer.content_type, "body": answer.body}
+    return answer, _update_held(claim, **values)
+
+
+def answer_written(claim: Claim, answer: Answer, written: bool) -> None:
+    """The work's statement ran answer_storing's UPDATE, which `written` says changed the
+    record: the answer is noted for answer_store at the transaction's end; else a retry took
+    over the claim (409, the work rolls back)."""
+    if not written:
         raise taken_over()
-    claim.stored = answer
+    claim.written = answer
 
 
 def _too_large_to_keep(claim: Claim, status: int, body: bytes) -> bool:

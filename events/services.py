@@ -115,12 +115,28 @@ def new_events(
     ]
 
 
-def events_written(events: list[Event]) -> None:
+def events_written(events: list[Event], *, read=None) -> None:
     """After `events` are inserted, in their transaction: the fan-out hooks run on those
-    marked dispatched (new_events)."""
+    marked dispatched (new_events). `read`: the value of fan_out_read(events)'s statement,
+    when the writer ran it in its own; the hook with a `read` gets it (else reads itself)."""
     if events and events[0].dispatched_at is not None:
         for hook in fan_out_hooks(tuple(settings.EVENT_FAN_OUT_HOOKS)):
-            hook(events)
+            if read is not None and hasattr(hook, "read"):
+                hook(events, read=read)
+            else:
+                hook(events)
+
+
+def fan_out_read(events: list[Event]) -> tuple[str, list] | None:
+    """The one read a fan-out hook makes first in the events' transaction (its `read`
+    attribute, a SELECT of one value: the webhooks room's locked revision), for a writer that
+    inserts `events` in a statement of its own to run there too, one round trip fewer; its
+    value then goes to events_written(events, read=...). None: nothing to run."""
+    if not events or events[0].dispatched_at is None:
+        return None
+    hooks = fan_out_hooks(tuple(settings.EVENT_FAN_OUT_HOOKS))
+    reads = [hook.read(events) for hook in hooks if hasattr(hook, "read")]
+    return reads[0] if len(reads) == 1 else None
 
 
 @cache

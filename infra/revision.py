@@ -14,9 +14,13 @@ what it holds at the next read after a change commits, and a change committed du
 read leaves that read's entry under an old revision, never served.
 
 Reading it is one primary-key read of a one-row table (`current()`; the fan-out reads it with
-its own, webhooks/selectors.py). On another database (the embedded SQLite) there is no
-revision: nothing is cached. `MAX_AGE` bounds what a write that does not call `changed()`
-costs (an `UPDATE` by hand in a shell, rows restored from a backup): it is seen within 60 s.
+its own, webhooks/selectors.py). Within a request it is read once: the value the first cache
+asked for serves every later one until the request ends or `changed()` runs in it (the
+request is then as if it had started a moment earlier, which any request may be). Outside a
+request (tasks, commands) every `current()` reads. On another database (the embedded SQLite)
+there is no revision: nothing is cached. `MAX_AGE` bounds what a write that does not call
+`changed()` costs (an `UPDATE` by hand in a shell, rows restored from a backup): it is seen
+within 60 s.
 """
 
 import threading
@@ -24,6 +28,7 @@ import time
 from collections import OrderedDict
 
 from django.conf import settings
+from django.core.signals import request_finished, request_started
 from django.db import connection
 
 MAX_AGE = 60.0  # seconds an entry is served at most; a backstop, not the invalidation
@@ -44,11 +49,17 @@ def changed() -> None:
         raise RuntimeError("revision.changed() must run inside the transaction of the change")
     with connection.cursor() as cursor:
         cursor.execute(CHANGE_SQL)
+    _this_request.value = _UNREAD
 
 
 def current() -> int | None:
-    """The revision to look entries up and store them under; None: cache nothing."""
-    return read(SQL, [])
+    """The revision to look entries up and store them under; None: cache nothing. Read once
+    per request (the module's docstring)."""
+    if not getattr(_this_request, "active", False):
+        return read(SQL, [])
+    if _this_request.value is _UNREAD:
+        _this_request.value = read(SQL, [])
+    return _this_request.value
 
 
 def read(sql: str, params: list) -> int | None:
@@ -62,6 +73,20 @@ def read(sql: str, params: list) -> int | None:
 
 
 _CURRENT = object()
+_UNREAD = object()
+_this_request = threading.local()  # .active: inside a request; .value: its revision, once read
+
+
+def _request_starts(**kwargs) -> None:
+    _this_request.active, _this_request.value = True, _UNREAD
+
+
+def _request_ends(**kwargs) -> None:
+    _this_request.active, _this_request.value = False, _UNREAD
+
+
+request_started.connect(_request_starts, dispatch_uid="infra.revision")
+request_finished.connect(_request_ends, dispatch_uid="infra.revision")
 
 
 class RevisionCache:

@@ -9,6 +9,7 @@ dicts, time zones), then `Model.from_db`.
 
 import json
 from functools import cached_property, lru_cache
+from typing import NamedTuple
 
 import orjson
 from django.db import DEFAULT_DB_ALIAS, connections
@@ -231,32 +232,62 @@ def insert_instances(instances: list, using: str = DEFAULT_DB_ALIAS) -> None:
         mark_stored(obj, using)
 
 
-def insert_instances_if(update: tuple[str, list], instances: list, using=DEFAULT_DB_ALIAS) -> bool:
+class Fenced(NamedTuple):
+    """What insert_instances_if did: whether its fence changed its row (the instances were
+    inserted), whether each of its `then` changed one, and each of its `reads`' value."""
+
+    changed: bool
+    then: list[bool]
+    read: list
+
+
+def insert_instances_if(
+    update: tuple[str, list], instances: list, using=DEFAULT_DB_ALIAS, *, then=(), reads=()
+) -> Fenced:
     """insert_instances(instances) only if `update` (an UPDATE's sql and params, on at most one
-    row) changes a row; -> whether it did. For writes fenced by a row that only one writer
-    gets to change (a claim still held, an operation still started): the fence and the writes
-    in one round trip on PostgreSQL, where the UPDATE runs in a WITH and each instance is an
-    INSERT ... SELECT that yields its row only if the UPDATE returned one; elsewhere the
-    UPDATE, then the inserts if it changed a row."""
+    row) changes a row, and then each of `then` (UPDATEs of at most one row each, their sql
+    ending in a WHERE clause); also each of `reads` (a SELECT of one value), whatever the
+    fence did. For writes fenced by a row that only one writer gets to change (a claim still
+    held, an operation still started): the fence and the writes in one round trip on
+    PostgreSQL, where the UPDATE runs in a WITH and each instance is an INSERT ... SELECT,
+    each of `then` an UPDATE, that writes only if the fence returned a row; elsewhere the
+    statements one by one."""
     connection = connections[using]
     if connection.vendor != "postgresql":
-        changed = changed_a_row(update, using)
-        if changed:
-            insert_instances(instances, using)
-        return changed
+        read = [_value_of(statement, using) for statement in reads]
+        if not changed_a_row(update, using):
+            return Fenced(False, [False] * len(then), read)
+        insert_instances(instances, using)
+        return Fenced(True, [changed_a_row(statement, using) for statement in then], read)
     sql, params = update
     only_if_changed = "WHERE EXISTS (SELECT FROM changed)"
-    inserts = [
-        insert_sql(type(obj), [instance_values(obj)], select_tail=only_if_changed, using=using)
-        for obj in instances
+    named = [("changed", f"{sql} RETURNING 1", params)]
+    named += [
+        (f"insert_{n}", *insert_sql(type(obj), [values], select_tail=only_if_changed, using=using))
+        for n, (obj, values) in enumerate((obj, instance_values(obj)) for obj in instances)
     ]
+    named += [
+        (f"then_{n}", f"{sql} AND EXISTS (SELECT FROM changed) RETURNING 1", params)
+        for n, (sql, params) in enumerate(then)
+    ]
+    counted = ["changed"] + [f"then_{n}" for n in range(len(then))]
+    values = [f"(SELECT count(*) FROM {name})" for name in counted]
+    values += [f"({sql})" for sql, _ in reads]
+    final = (f"SELECT {', '.join(values)}", [param for _, params in reads for param in params])
     with connection.cursor() as cursor:
-        cursor.execute(*chained([("changed", f"{sql} RETURNING 1", params)], inserts))
-        changed = cursor.rowcount > 0
+        cursor.execute(*chained(named, [final]))
+        row = cursor.fetchone()
+    changed, *then_changed = (count > 0 for count in row[: len(counted)])
     if changed:
         for obj in instances:
             mark_stored(obj, using)
-    return changed
+    return Fenced(changed, then_changed, list(row[len(counted) :]))
+
+
+def _value_of(statement: tuple[str, list], using: str):
+    with connections[using].cursor() as cursor:
+        cursor.execute(*statement)
+        return cursor.fetchone()[0]
 
 
 def changed_a_row(statement: tuple[str, list], using: str = DEFAULT_DB_ALIAS) -> bool:

@@ -20,10 +20,10 @@ check       0    method, account and route checked (422 `no_route`); nothing wri
                  the simulator first draws the merchant's failure profile: one UPDATE ...
                  RETURNING in autocommit, no row without a profile
                  (sandbox.profiles.profile_draw)
-3 apply     5    BEGIN; the operation marked applied with the payment and its 2 events
-                 inserted by one chained statement (payments.steps._apply_create); the
-                 fan-out's revision read (events.services.events_written); the answer
-                 stored on the claim (api.idempotency.answer_store); COMMIT
+3 apply     4    BEGIN; the operation marked applied with the payment and its 2 events
+                 inserted and the answer stored on the claim, by one chained statement
+                 (payments.steps._apply_create, api.idempotency.answer_storing); the
+                 fan-out's revision read (events.services.events_written); COMMIT
 log       ~0.01  the request log's entry, batched by its writer thread
                  (api.request_recorder)
 
@@ -81,9 +81,10 @@ class Work(Protocol):
     def ask(self, connector: Connector, operation: Operation):
         """Step 2: the connector's answer (no transaction open)."""
 
-    def apply(self, operation: Operation, answer):
+    def apply(self, operation: Operation, answer, claim: Claim | None):
         """Step 3, inside its transaction: the answer written, the operation marked applied;
-        -> the result (a payment, a refund) or a refusal (a ServiceError, not raised)."""
+        -> the result (a payment, a refund) or a refusal (a ServiceError, not raised). May
+        store the request's answer in its own statement (api.idempotency.answer_storing)."""
 
     def abandoned(self, operation: Operation) -> None:
         """Inside the transaction that abandons it: what the operation had taken is given
@@ -121,7 +122,7 @@ def operation_start(kind: str, *, claim: Claim | None, **values) -> Operation:
     operation = operation_new(kind, claim=claim, **values)
     if claim is None:
         insert_instances([operation])
-    elif not insert_instances_if(claim_holding(claim), [operation]):
+    elif not insert_instances_if(claim_holding(claim), [operation]).changed:
         raise taken_over()
     return operation
 
@@ -163,7 +164,7 @@ def run(operation: Operation, work: Work, claim: Claim | None):
     answer = _ask(operation, work)
     failpoints.reach(failpoints.CONNECTOR_ANSWERED)
     with transaction.atomic():
-        result = work.apply(operation, answer)
+        result = work.apply(operation, answer, claim)
         answer_store(claim, result)
     failpoints.reach(failpoints.WORK_COMMITTED)
     if isinstance(result, ServiceError):

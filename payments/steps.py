@@ -8,8 +8,8 @@ from django.utils import timezone
 
 from accounts.models import Merchant
 from api.errors import ProcessingFailed
-from api.idempotency import Claim
-from events.services import events_written, new_events
+from api.idempotency import Claim, answer_storing, answer_written
+from events.services import events_written, fan_out_read, new_events
 from infra.rows import insert_instances_if
 from payments import metrics
 from payments.connectors import Authorization, Connector, Refusal
@@ -90,13 +90,15 @@ class PaymentWork:
         if self.payment.token is not None and operation.kind in (Kind.CREATE, Kind.CONFIRM):
             token_release(self.payment.token)
 
-    def apply(self, operation: Operation, answer) -> Payment | ProcessingFailed:
+    def apply(
+        self, operation: Operation, answer, claim: Claim | None
+    ) -> Payment | ProcessingFailed:
         """The answer and its events under the payment's lock, the operation marked applied.
         A second writer (recovery racing the original request) finds the operation applied
         and gets the payment as it stands. -> the payment, or the processor's refusal of a
         capture or void (committed with its event; nothing moved)."""
         if operation.kind == Kind.CREATE:
-            return _apply_create(operation, self.payment, answer)
+            return _apply_create(operation, self.payment, answer, claim)
         locked = payment_lock(self.payment)
         if not operation_apply(operation):
             return locked
@@ -132,18 +134,28 @@ def _refused(operation: Operation, locked: Payment, refusal: Refusal) -> Process
     )
 
 
-def _apply_create(operation: Operation, payment: Payment, answer: Authorization) -> Payment:
+def _apply_create(
+    operation: Operation, payment: Payment, answer: Authorization, claim: Claim | None
+) -> Payment:
     """The payments room inserts its payment with its events (payment.created, then the
-    event of the status it landed in), in the statement that marks the operation applied,
-    only if it does; else the payment another writer inserted."""
+    event of the status it landed in) and stores the request's answer, in the statement that
+    marks the operation applied, only if it does; else the payment another writer inserted
+    (its answer stored by the runner)."""
     applying = operation_applying(operation)
     target = take_authorization(payment, answer, timezone.now())
     check_transition(None, Trigger.CREATE, target)
     types = ["payment.created", status_event(payment)]
     events = new_events(**event_values(payment, types, None, operation.api_version))
-    if not insert_instances_if(applying, [payment, *events]):
+    storing = answer_storing(claim, payment)
+    then = [] if storing is None else [storing[1]]
+    fan_out = fan_out_read(events)
+    reads = [] if fan_out is None else [fan_out]
+    fenced = insert_instances_if(applying, [payment, *events], then=then, reads=reads)
+    if not fenced.changed:
         return Payment.objects.select_related("merchant").get(pk=payment.pk)
-    events_written(events)
+    if storing is not None:
+        answer_written(claim, storing[0], fenced.then[0])
+    events_written(events, read=fenced.read[0] if reads else None)
     metrics.payment_entered(payment, Trigger.CREATE)
     return payment
 

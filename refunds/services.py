@@ -98,7 +98,7 @@ class RefundWork:
     def abandoned(self, operation: Operation) -> None:
         """Nothing was taken: a refund holds nothing back until it is written."""
 
-    def apply(self, operation: Operation, answer: RefundAnswer) -> Refund:
+    def apply(self, operation: Operation, answer: RefundAnswer, claim: Claim | None) -> Refund:
         """The answer, the refund, the payment's new amounts and the events under the
         payment's lock; a second writer (recovery racing the original request) finds the
         operation applied and gets the refund as it stands."""

@@ -16,14 +16,19 @@ one more is refused (429, `Retry-After: 1`) before it waits (sandbox.latency).
 """
 
 import datetime
+import functools
 import math
+import operator
 from enum import StrEnum
 
-from django.db import connection
+from django.db import connection, transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from api.errors import ApiFailure, RateLimited, ServiceError
 from api.request_recorder import INJECTED_HEADER
+from infra import revision
+from infra.revision import RevisionCache
 from infra.rows import Columns, ModelRows
 from sandbox import overrides
 from sandbox.latency import simulated_wait
@@ -67,6 +72,19 @@ def _cut(profile: FailureProfile, position: int, shares: dict) -> str | None:
 
 
 _PROFILE_ROWS = ModelRows(FailureProfile)
+# merchant id -> whether its profile injects anything into authorizations
+_draws_anything = RevisionCache("SANDBOX_PROFILE_CACHE", max_entries=4096)
+
+
+def _may_draw(merchant_id: str) -> bool:
+    revision, active = _draws_anything.get(merchant_id)
+    if revision is None:
+        return True  # nothing is cached (SQLite, the setting off): the draw itself asks
+    if active is None:
+        any_share = functools.reduce(operator.or_, (Q(**{f"{name}__gt": 0}) for name in SHARES))
+        active = FailureProfile.objects.filter(any_share, merchant_id=merchant_id).exists()
+        _draws_anything.put(merchant_id, revision, active)
+    return active
 
 
 def _drawn(counter: str, shares, merchant_id: str, count: int = 1) -> FailureProfile | None:
@@ -105,7 +123,10 @@ def webhook_faults(*, merchant_id: str, count: int) -> list[Fault | None]:
 def profile_draw(*, merchant_id: str) -> tuple[FailureProfile, Injected | None] | None:
     """The merchant's next draw (None: no active profile), in autocommit: the counter moves
     whether or not the authorization then goes ahead, as a processor's failures do not wait
-    for the request to end well."""
+    for the request to end well. A merchant known to have no active profile (cached under
+    the configuration revision, which profile_set changes) is not asked: no round trip."""
+    if not _may_draw(merchant_id):
+        return None
     profile = _drawn("draws", SHARES, merchant_id)
     if profile is None:
         return None
@@ -151,10 +172,12 @@ def injected_error(injected: Injected) -> ServiceError:
 def profile_set(*, merchant, **values) -> FailureProfile:
     """The merchant's profile, created or replaced by `values` (validated by the caller);
     the sequence starts again from its first point."""
-    profile, _ = FailureProfile.objects.update_or_create(
-        merchant=merchant,
-        defaults={**values, "draws": 0, "webhook_draws": 0, "updated": timezone.now()},
-    )
+    with transaction.atomic():
+        profile, _ = FailureProfile.objects.update_or_create(
+            merchant=merchant,
+            defaults={**values, "draws": 0, "webhook_draws": 0, "updated": timezone.now()},
+        )
+        revision.changed()  # _may_draw's cached answer for the merchant
     return profile
 
 

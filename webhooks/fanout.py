@@ -50,18 +50,19 @@ def events_fan_out(event_ids: list[str]) -> list[str]:
     return delivery_ids
 
 
-def deliveries_for(events: list[Event]) -> list[str]:
+def deliveries_for(events: list[Event], locked: int | None = None) -> list[str]:
     """Inside the caller's transaction: a pending delivery per event and subscribed endpoint.
     Returns the ids of those to nudge a worker for once the transaction commits: no more per
     endpoint than it has free places (`Load.nudges_wanted`), so a backlog costs a few
-    messages, not one per delivery."""
+    messages, not one per delivery. `locked`: fan_out_lock_read's value, already read in
+    this transaction (the events of one merchant)."""
     now = timezone.now()
     enabled: dict[tuple, list[WebhookEndpoint]] = {}  # one query per merchant and mode
     pairs = []
     for event in events:
         mode = (event.merchant_id, event.livemode)
         if mode not in enabled:
-            enabled[mode] = enabled_endpoint_list(*mode)
+            enabled[mode] = enabled_endpoint_list(*mode, locked=locked)
         subscribed = [e for e in enabled[mode] if matches_any(e.enabled_events, event.type)]
         pairs += [(event, e) for e in subscribed]
     if not pairs:

@@ -36,7 +36,21 @@ _ENDPOINT_ROWS = ModelRows(WebhookEndpoint)
 _endpoint_lists = revision.RevisionCache("WEBHOOK_ENDPOINT_CACHE", max_entries=4096)
 
 
-def enabled_endpoint_list(merchant_id: str, livemode: bool) -> list[WebhookEndpoint]:
+FAN_OUT_REVISION = "SELECT webhooks_fan_out_revision(%s)"
+
+
+def fan_out_lock_read(events) -> tuple[str, list] | None:
+    """enabled_endpoint_list's first statement, for the events' writer to run in its own
+    statement (its value is then `locked`): on PostgreSQL, for the events of one merchant."""
+    merchants = {event.merchant_id for event in events}
+    if connection.vendor != "postgresql" or len(merchants) != 1:
+        return None
+    return FAN_OUT_REVISION, [merchants.pop()]
+
+
+def enabled_endpoint_list(
+    merchant_id: str, livemode: bool, locked: int | None = None
+) -> list[WebhookEndpoint]:
     """list(enabled_endpoints(...).order_by("id")) as the fan-out must see it, fresh instances
     each call. Inside the transaction that writes the events: it first waits for any endpoint
     change of the merchant in flight and holds off the next until this transaction ends
@@ -44,9 +58,11 @@ def enabled_endpoint_list(merchant_id: str, livemode: bool) -> list[WebhookEndpo
     `webhooks.lifecycle.endpoints_changing`), so an event commits either before an endpoint
     change or fanned out with it. The rows are kept in each process under the configuration
     revision (infra/revision.py), read after that wait in the same statement: most merchants
-    have no endpoint, and their payments then read nothing more."""
+    have no endpoint, and their payments then read nothing more. `locked`: that statement's
+    value, when the caller ran it in this transaction (fan_out_lock_read)."""
     key = (merchant_id, livemode)
-    locked = revision.read("SELECT webhooks_fan_out_revision(%s)", [merchant_id])
+    if locked is None:
+        locked = revision.read(FAN_OUT_REVISION, [merchant_id])
     under, rows = _endpoint_lists.get(key, locked)
     if rows is None:
         rows = _enabled_endpoint_rows(merchant_id, livemode)

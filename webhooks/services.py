@@ -37,7 +37,7 @@ from webhooks.lifecycle import (
 )
 from webhooks.models import Delivery, StatusChange, WebhookEndpoint
 from webhooks.ordering import blocked_release_all
-from webhooks.selectors import enabled_endpoints, endpoints_of
+from webhooks.selectors import enabled_endpoints, endpoints_of, fan_out_lock_read
 from webhooks.tasks import enqueue_deliveries
 from webhooks.urlguard import check_url
 
@@ -294,13 +294,18 @@ def simulated_event_deliver(
     return event
 
 
-def fan_out_in_transaction(events) -> None:
+def fan_out_in_transaction(events, read=None) -> None:
     """settings.EVENT_FAN_OUT_HOOKS: the deliveries of the events just written, in the same
     transaction, and the nudges they are worth once it commits (a lost nudge is found by the
-    beat tick: the delivery row stays due)."""
+    beat tick: the delivery row stays due). `read`: the value of its `read` statement
+    (fan_out_lock_read) when the events' writer ran it in its own."""
     for livemode in {event.livemode for event in events}:  # one mode, nearly always
-        delivery_ids = deliveries_for([event for event in events if event.livemode == livemode])
+        of_mode = [event for event in events if event.livemode == livemode]
+        delivery_ids = deliveries_for(of_mode, locked=read)
         if delivery_ids:
             # robust: a broker outage after commit must not turn a committed change into a 500.
             nudge = partial(enqueue_deliveries, delivery_ids, livemode)
             transaction.on_commit(nudge, robust=True)
+
+
+fan_out_in_transaction.read = fan_out_lock_read  # events.services.fan_out_read

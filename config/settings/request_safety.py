@@ -67,11 +67,13 @@ if (
         "API_UNKNOWN_KEY_BURST, API_CONCURRENCY_* and "
         "API_COST_BYTES and WEB_THREADS at least 1, API_LIVE_RESERVED_THREADS at least 0."
     )
-# Each process keeps the API-key lookup (accounts/keycache.py) and each merchant's webhook
-# endpoint list (the fan-out's) in memory, invalidated through the configuration revision in
+# Each process keeps the API-key lookup (accounts/keycache.py), each merchant's webhook
+# endpoint list (the fan-out's) and whether its test-mode failure profile injects anything
+# (sandbox/profiles.py) in memory, invalidated through the configuration revision in
 # PostgreSQL (infra/revision.py); off, or on SQLite, they are read from the database every time.
 API_KEY_CACHE = env.bool("API_KEY_CACHE", default=True)
 WEBHOOK_ENDPOINT_CACHE = env.bool("WEBHOOK_ENDPOINT_CACHE", default=True)
+SANDBOX_PROFILE_CACHE = env.bool("SANDBOX_PROFILE_CACHE", default=True)
 # Request bodies above this are 400 `request_too_large` (Django enforces it on reading).
 DATA_UPLOAD_MAX_MEMORY_SIZE = env.int("API_MAX_BODY_BYTES", default=256 * 1024)
 # How long a claimed Idempotency-Key stays "in use" if its request dies without answering

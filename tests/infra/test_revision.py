@@ -18,6 +18,7 @@ from accounts.services import api_key_revoke, merchant_create
 from infra import revision
 from infra.revision import RevisionCache
 from tests.conftest import redis_cache_at
+from tests.payments.support import payment_body, tokenize
 
 pytestmark = pytest.mark.postgres
 
@@ -113,3 +114,29 @@ def test_the_setting_off_caches_nothing_and_reads_no_revision(db, settings):
         cache.put("k", cache.get("k")[0], "v")
         assert cache.get("k") == (None, None)
     assert (len(cache), len(queries)) == (0, 0)
+
+
+def test_a_request_reads_it_once_whatever_caches_it_consults(api):
+    # The key's lookup and the sandbox's failure-profile check both ask for it in a create.
+    body = payment_body(tokenize(api))
+    with CaptureQueriesContext(connection) as queries:
+        assert api.post("/v1/payments", body, format="json").status_code == 201
+    assert revision_reads(queries) == 1
+
+
+def test_a_change_in_the_request_drops_its_read(db):
+    # request_started's other receivers would close the test's connection: ours alone.
+    revision._request_starts()
+    try:
+        with CaptureQueriesContext(connection) as queries:
+            first = revision.current()
+            assert revision.current() == first
+            with transaction.atomic():
+                revision.changed()
+                assert revision.current() != first
+    finally:
+        revision._request_ends()
+    assert revision_reads(queries) == 3  # read, changed, read again
+    with CaptureQueriesContext(connection) as queries:
+        revision.current(), revision.current()
+    assert revision_reads(queries) == 2  # outside a request, every call reads

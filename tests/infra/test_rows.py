@@ -118,6 +118,10 @@ def _renamed(merchant, old: str, new: str) -> tuple[str, list]:
     return sql, [new, merchant.pk, old]
 
 
+def _emailed(merchant, email: str) -> tuple[str, list]:
+    return "UPDATE accounts_merchant SET email = %s WHERE id = %s", [email, merchant.pk]
+
+
 def _event_about(merchant, resource_id: str) -> Event:
     """dispatched_at and dead_lettered_at stay NULL: untyped parameters a multi-row SELECT
     would turn into text."""
@@ -137,7 +141,7 @@ def test_insert_instances_if_writes_with_an_update_that_changes_a_row(merchant):
         written = insert_instances_if(
             _renamed(merchant, merchant.name, "Renamed"), [other, *events]
         )
-    assert written is True
+    assert written == (True, [], [])
     assert len(statements) == (1 if connection.vendor == "postgresql" else 3)
     assert Merchant.objects.get(pk=merchant.pk).name == "Renamed"
     assert fields_of(Merchant.objects.get(pk=other.pk)) == fields_of(other)
@@ -148,11 +152,30 @@ def test_insert_instances_if_writes_with_an_update_that_changes_a_row(merchant):
 
 def test_insert_instances_if_writes_nothing_when_its_update_changes_no_row(merchant):
     event = _event_about(merchant, "pay_2")
-    written = insert_instances_if(_renamed(merchant, "not its name", "Renamed"), [event])
-    assert written is False
+    then = [_emailed(merchant, "then@x.test")]
+    written = insert_instances_if(_renamed(merchant, "not its", "Renamed"), [event], then=then)
+    assert written == (False, [False], [])
     assert not Event.objects.filter(resource_id="pay_2").exists()
-    assert Merchant.objects.get(pk=merchant.pk).name != "Renamed"
+    stored = Merchant.objects.get(pk=merchant.pk)
+    assert stored.name != "Renamed" and stored.email != "then@x.test"
     assert event._state.adding
+
+
+def test_insert_instances_if_then_runs_its_updates_in_the_same_statement(merchant, other_merchant):
+    event = _event_about(merchant, "pay_3")
+    no_row = ("UPDATE accounts_merchant SET email = %s WHERE id = %s", ["x", "mch_none"])
+    then = [_emailed(other_merchant, "then@x.test"), no_row]
+    statements = []
+    with connection.execute_wrapper(
+        lambda run, sql, *rest: statements.append(sql) or run(sql, *rest)
+    ):
+        written = insert_instances_if(
+            _renamed(merchant, merchant.name, "R"), [event], then=then, reads=[("SELECT 7", [])]
+        )
+    assert written == (True, [True, False], [7])
+    assert len(statements) == (1 if connection.vendor == "postgresql" else 5)
+    assert Merchant.objects.get(pk=other_merchant.pk).email == "then@x.test"
+    assert Event.objects.filter(resource_id="pay_3").exists()
 
 
 def test_insert_rows_returns_what_returning_asks_for():

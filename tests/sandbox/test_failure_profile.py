@@ -171,11 +171,25 @@ def test_the_back_office_sets_a_profile_as_the_api_does(staff_client, merchant):
     assert (profile.delay_share, profile.delay_seconds) == (0.1, 60)
 
 
-def test_a_create_without_a_profile_pays_one_statement_for_it(api):
-    # Every test authorization asks for a draw: a locked read in a transaction of its own
-    # cost three round trips per create (issue 33's count); one UPDATE finding no row is one.
-    body = payment_body(tokenize(api))
+def profile_statements(api, body: dict) -> list[str]:
     with CaptureQueriesContext(connection) as queries:
         assert api.post("/v1/payments", body, format="json").status_code == 201
-    asked = [q["sql"] for q in queries.captured_queries if "sandbox_failureprofile" in q["sql"]]
-    assert len(asked) == 1 and asked[0].startswith("UPDATE"), asked
+    return [q["sql"] for q in queries.captured_queries if "sandbox_failureprofile" in q["sql"]]
+
+
+@pytest.mark.postgres  # the configuration revision the answer is cached under
+def test_a_merchant_without_a_profile_pays_no_statement_for_it_once_known(api):
+    # Every test authorization asked for a draw: one UPDATE finding no row per create (a
+    # round trip of nine, issue 33). Now the first create learns there is none, under the
+    # configuration revision; the next ones ask nothing.
+    (first,) = profile_statements(api, payment_body(tokenize(api)))
+    assert first.startswith("SELECT"), first
+    assert profile_statements(api, payment_body(tokenize(api))) == []
+
+
+def test_a_profile_set_is_drawn_from_by_the_very_next_create(api):
+    assert len(profile_statements(api, payment_body(tokenize(api)))) == 1  # none, now known
+    response = api.post("/v1/sandbox/failure-profile", {"error_share": 1.0}, format="json")
+    assert response.status_code == 200, response.json()
+    response = api.post("/v1/payments", payment_body(tokenize(api)), format="json")
+    assert response.status_code == 502, response.json()
