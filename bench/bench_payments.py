@@ -805,6 +805,9 @@ def arguments():
         help="seconds after each measurement before the CPU meters are read (background writes)",
     )
     parser.add_argument("--json", metavar="FILE", help="also write the figures there (bench/ab.py)")
+    parser.add_argument(
+        "--require-success", action="store_true", help="exit 1 unless every create got 201"
+    )
     return parser.parse_args()
 
 
@@ -823,6 +826,19 @@ def main():
             Path(args.json).write_text(json.dumps({"app": args.app, "levels": levels}, indent=1))
         if args.profile:
             profile(env, account, live, args.profile)
+    if args.require_success:
+        require_success(levels)
+
+
+def require_success(levels: list[dict]) -> None:
+    """`--require-success` (CI's smoke, bench/run.sh --smoke): every create answered 201 and
+    every level has its figures; else exit 1. A smoke proves the bench runs, not a speed."""
+    answered = [level["statuses"] for level in levels]
+    answered += [level["live"]["statuses"] for level in levels if "live" in level]
+    failed = [statuses for statuses in answered if {str(code) for code in statuses} != {"201"}]
+    if failed or not levels or not all(level["stack"]["per_s"] > 0 for level in levels):
+        raise SystemExit(f"bench smoke failed: statuses {answered}")
+    print(f"bench smoke: {len(answered)} runs, every create answered 201")
 
 
 def run_levels(env: dict, args, account: dict, live: Live | None) -> list[dict]:

@@ -1,8 +1,15 @@
 #!/usr/bin/env bash
 # `make bench`: runs every bench/bench_*.py in turn; each starts what it needs and prints figures.
+# `bench/run.sh --smoke`: the short run CI makes so that the benchmark cannot rot.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 shopt -s nullglob
+if [ "${1:-}" = "--smoke" ]; then
+  # CI's smoke (scripts/test.sh): the payment bench, test and live, for a second at one client;
+  # it must run and every create must succeed, whatever its figures.
+  exec .venv/bin/python bench/bench_payments.py --concurrency 1 --seconds 1 --warmup 0.5 \
+    --settle 0.5 --tokens 100 --live --live-tokens 60 --profile 20 --require-success
+fi
 scripts=(bench/bench_*.py)
 [ ${#scripts[@]} -gt 0 ] || { echo "no benchmarks yet"; exit 0; }
 for script in "${scripts[@]}"; do

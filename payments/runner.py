@@ -15,20 +15,20 @@ check       0    method, account and route checked (422 `no_route`); nothing wri
 1 start     1    the claim's lease renewed, the token taken, the operation inserted
                  `started`: one statement, its own transaction (operation_start_taking,
                  payments.tokens.TokenTake); 409 if a retry took the claim over
-2 ask       1    the connector asked, no transaction open, the operation's id as its
+2 ask       0    the connector asked, no transaction open, the operation's id as its
                  idempotency key (run, _ask, payments.steps.PaymentWork.ask); in test mode
-                 the simulator first draws the merchant's failure profile: one UPDATE ...
-                 RETURNING in autocommit, no row without a profile
+                 the simulator first draws the merchant's failure profile (one UPDATE ...
+                 RETURNING) only if its process knows or finds it has a share set
                  (sandbox.profiles.profile_draw)
-3 apply     4    BEGIN; the operation marked applied with the payment and its 2 events
-                 inserted and the answer stored on the claim, by one chained statement
-                 (payments.steps._apply_create, api.idempotency.answer_storing); the
-                 fan-out's revision read (events.services.events_written); COMMIT
+3 apply     3    BEGIN; one chained statement: the operation marked applied, the payment
+                 and its 2 events inserted, the answer stored on the claim and the
+                 fan-out's revision read (payments.steps._apply_create,
+                 api.idempotency.answer_storing, events.services.fan_out_read); COMMIT
 log       ~0.01  the request log's entry, batched by its writer thread
                  (api.request_recorder)
 
-In all 9 round trips in test mode (7 statements, one BEGIN, one COMMIT; 9.20 statements
-counted by the bench); a live create draws no failure profile (8, not counted here). Without
+In all 6 round trips, test and live mode alike (4 statements, one BEGIN, one COMMIT; 6.07
+counted by the bench). Without
 a token (a pending card payment) no operation runs: one transaction inserts the payment, its
 event and its answer (payments.services._create_pending); on SQLite, step 1 is a transaction
 of its own (the token taken, then `operation_start`).

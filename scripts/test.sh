@@ -4,8 +4,9 @@
 # fail loudly if they cannot be reached. Outside CI they are used when reachable; otherwise the
 # suite runs on the embedded defaults (SQLite + filesystem broker) and says so.
 # TEST_ON=embedded runs it on the embedded defaults whatever is reachable. Under CI=true the
-# suite then runs a second time, on the embedded defaults, and, in between, the smoke test and
-# the tests that start no process run on Python 3.12 and 3.13 (the suite's own venv is 3.11).
+# suite then runs a second time, on the embedded defaults, and, in between, the benchmark's
+# smoke (bench/run.sh --smoke), then the smoke test and the tests that start no process on
+# Python 3.12 and 3.13 (the suite's own venv is 3.11).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=.venv/bin/python
@@ -116,6 +117,8 @@ if [ "${CI:-}" = "true" ] && [ "${TEST_ON:-}" != "embedded" ]; then
   # CI also runs the suite on the embedded defaults, which `make run` uses: their code paths
   # (SQLite, the filesystem broker) are tested too. -rs lists every skip with its reason.
   .venv/bin/pytest -p no:cacheprovider "$@"
+  echo "NOTE: CI: the payment benchmark's smoke (bench/run.sh --smoke: it runs, every create succeeds)."
+  bash bench/run.sh --smoke
   on_other_pythons "$@"
   echo "NOTE: CI: the suite again, on the embedded defaults (SQLite + filesystem broker)."
   exec env -u DATABASE_URL -u REDIS_URL .venv/bin/pytest -p no:cacheprovider -rs "$@"
