@@ -12,6 +12,10 @@ statements, the pool, transactions).
     .venv/bin/py-spy record -p <worker pid> -d 15 -r 100 --gil --nonblocking \
         --format raw -o /tmp/spy-<pid>.txt
     .venv/bin/python bench/spy_layers.py /tmp/spy-*.txt
+
+`--delivery` sums a webhook worker's samples by step of a delivery instead (claim, URL
+check, secret, body, signature, POST, record, Celery): py-spy on the test pool's worker
+during `bench_webhooks.py`'s burst phase (docs/webhooks.md "Benchmark").
 """
 
 import collections
@@ -53,25 +57,39 @@ LAYERS = (
     ),
     ("granian + WSGI", r"granian|config/wsgi\.py"),
 )
+# `--delivery`: a webhook worker's samples (bench_webhooks.py's burst), by step of a delivery.
+DELIVERY_LAYERS = (
+    ("claim", r"delivery_claim|_within_bulkhead"),
+    ("URL check (DNS, address rules)", r"check_url"),
+    ("secret decrypted", r"active_secrets"),
+    ("body (event as JSON)", r"event_to_dict|dumps \(api/renderers"),
+    ("signature", r"signature_header|delivery_headers"),
+    ("POST (TLS, HTTP, the answer read)", r"transport\.py|urllib3|ssl\.py"),
+    ("record (attempt, delivery, health)", r"delivery_record"),
+    ("Celery and the broker", r"celery/|kombu/|billiard/|redis/"),
+)
 DATABASE_CLIENT = re.compile(r"psycopg|django/db/")
 
 
-def layer_of(frames: list[str]) -> str:
+def layer_of(frames: list[str], layers=LAYERS) -> str:
     for frame in reversed(frames):
-        for layer, pattern in LAYERS:
+        for layer, pattern in layers:
             if re.search(pattern, frame):
                 return layer
     return "other (background threads, imports)"
 
 
 def main(paths: list[str]) -> None:
+    layers = LAYERS
+    if paths[:1] == ["--delivery"]:
+        layers, paths = DELIVERY_LAYERS, paths[1:]
     samples, database, total = collections.Counter(), collections.Counter(), 0
     for path in paths:
         with open(path) as lines:
             for line in lines:
                 stack, _, count = line.rstrip().rpartition(" ")
                 frames, count = stack.split(";"), int(count)
-                layer = layer_of(frames)
+                layer = layer_of(frames, layers)
                 samples[layer] += count
                 total += count
                 if any(DATABASE_CLIENT.search(frame) for frame in frames):
