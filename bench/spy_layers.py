@@ -1,6 +1,7 @@
 """Where a create's app CPU goes, by layer: py-spy's raw stacks of the web workers, taken
 with `--gil` (only the thread holding the GIL is sampled: Python's CPU, not waits), summed
-per layer of the request (docs/payments.md "Where a create's CPU goes").
+per layer of the request (docs/payments.md "Where a create's CPU goes"). py-spy is pinned in
+the test extras (`make install-test`).
 
 A sample goes to the innermost frame that enters a layer (the claim's statement counts
 for the idempotency claim, the runner's for the runner); "of which DB client" is the part

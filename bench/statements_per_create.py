@@ -99,7 +99,7 @@ def main():
     parser.add_argument("--app", default=str(bench_payments.ROOT))
     parser.add_argument("--creates", type=int, default=200)
     args = parser.parse_args()
-    args.pool_max = 8
+    args.pool_max, args.production_limits = 8, False
     env = bench_payments.service_env(args)
     bench_payments.recreate_database(args.database_url)
     bench_payments.manage(env, "migrate", "--noinput")
