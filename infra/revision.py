@@ -2,10 +2,11 @@
 
 The revision is one row in PostgreSQL (`api_config_revision`, api/migrations/0003). Every write
 to data that some process keeps in memory (API keys and merchants: accounts.keycache; webhook
-endpoints: the fan-out's endpoint lists) calls `changed()` inside its own transaction, so the
-change and the new revision commit together or not at all, whatever Redis does. The writers:
-`grep -rn "revision.changed()"` (accounts/services.py, accounts/admin.py, and
-webhooks/lifecycle.py's `endpoints_changing` for every endpoint write);
+endpoints: the fan-out's endpoint lists; test-mode failure profiles: sandbox.profiles) calls
+`changed()` inside its own transaction, so the change and the new revision commit together or
+not at all, whatever Redis does. The writers: `grep -rn "revision.changed()"`
+(accounts/services.py, accounts/admin.py, webhooks/lifecycle.py's `endpoints_changing` for
+every endpoint write, sandbox/profiles.py's `profile_set`);
 tests/infra/test_revision_writers.py goes through each write path.
 
 A cache reads the revision first, then the database, and stores the rows under the revision it

@@ -267,13 +267,14 @@ def insert_instances_if(
         for n, (obj, values) in enumerate((obj, instance_values(obj)) for obj in instances)
     ]
     named += [
-        (f"then_{n}", f"{sql} AND EXISTS (SELECT FROM changed) RETURNING 1", params)
-        for n, (sql, params) in enumerate(then)
+        (f"then_{n}", f"{then_sql} AND EXISTS (SELECT FROM changed) RETURNING 1", then_params)
+        for n, (then_sql, then_params) in enumerate(then)
     ]
     counted = ["changed"] + [f"then_{n}" for n in range(len(then))]
-    values = [f"(SELECT count(*) FROM {name})" for name in counted]
-    values += [f"({sql})" for sql, _ in reads]
-    final = (f"SELECT {', '.join(values)}", [param for _, params in reads for param in params])
+    columns = [f"(SELECT count(*) FROM {name})" for name in counted]
+    columns += [f"({read_sql})" for read_sql, _ in reads]
+    read_params = [param for _, params in reads for param in params]
+    final = (f"SELECT {', '.join(columns)}", read_params)
     with connection.cursor() as cursor:
         cursor.execute(*chained(named, [final]))
         row = cursor.fetchone()

@@ -77,13 +77,13 @@ _draws_anything = RevisionCache("SANDBOX_PROFILE_CACHE", max_entries=4096)
 
 
 def _may_draw(merchant_id: str) -> bool:
-    revision, active = _draws_anything.get(merchant_id)
-    if revision is None:
+    under, active = _draws_anything.get(merchant_id)
+    if under is None:
         return True  # nothing is cached (SQLite, the setting off): the draw itself asks
     if active is None:
         any_share = functools.reduce(operator.or_, (Q(**{f"{name}__gt": 0}) for name in SHARES))
         active = FailureProfile.objects.filter(any_share, merchant_id=merchant_id).exists()
-        _draws_anything.put(merchant_id, revision, active)
+        _draws_anything.put(merchant_id, under, active)
     return active
 
 

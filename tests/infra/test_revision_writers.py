@@ -1,7 +1,8 @@
 """Every write path of what processes cache changes the configuration revision in the
 transaction of the write (`infra.revision.changed()`, infra/revision.py): API keys and merchants
-(accounts/keycache.py) and webhook endpoints (the fan-out's lists), through the services, the
-admin and manage.py. No trigger does it for them (api/migrations/0010).
+(accounts/keycache.py), webhook endpoints (the fan-out's lists) and test-mode failure profiles
+(sandbox/profiles.py), through the services, the admin and manage.py. No trigger does it for
+them (api/migrations/0010).
 
 Each test's writes are committed (a transactional test): `changed()` refuses to run outside a
 transaction, so a path that wrote in autocommit would fail here, not only in production."""
@@ -16,8 +17,10 @@ from django.utils import timezone
 from accounts.models import ApiKey, Merchant
 from accounts.services import api_key_find, api_key_issue, api_key_revoke, merchant_create
 from infra import revision
+from sandbox.models import FailureProfile
 from tests.backoffice.test_issued_secret import issue
 from tests.backoffice.test_permissions import revoke
+from tests.conftest import key_client
 from tests.payments.test_limits import form_fields
 from webhooks import services
 from webhooks.lifecycle import endpoint_gone
@@ -135,10 +138,27 @@ ENDPOINT_WRITES = {
 }
 
 
+def profile_set_in_admin(world) -> None:
+    values = {"merchant": world.merchant.pk, "error_share": "0.1", "rate_limit_share": "0"}
+    values |= {"latency_share": "0", "latency_ms": "0", "duplicate_share": "0"}
+    values |= {"delay_share": "0", "delay_seconds": "0", "seed": "1"}
+    response = world.staff_client.post("/admin/sandbox/failureprofile/add/", values)
+    assert response.status_code == 302, response.content[:2000]
+
+
+FAILURE_PROFILE_WRITES = {
+    "API: POST /v1/sandbox/failure-profile": lambda w: key_client(w.key_secret).post(
+        "/v1/sandbox/failure-profile", {"error_share": 0.1}, format="json"
+    ),
+    "admin: add": profile_set_in_admin,
+}
+
+
 class World:
     def __init__(self, new_merchant, staff_client, settings):
         self.new_merchant, self.merchant = new_merchant, new_merchant.merchant
         self.key = new_merchant.keys["test"]["secret"].api_key
+        self.key_secret = new_merchant.keys["test"]["secret"].secret
         self.staff_client, self.settings = staff_client, settings
 
 
@@ -165,6 +185,12 @@ def test_every_endpoint_write_changes_the_revision(world, path):
     if prepare is not None:
         endpoint = prepare(endpoint)
     assert changes_the_revision(lambda: write(world, endpoint))
+
+
+@pytest.mark.parametrize("path", FAILURE_PROFILE_WRITES)
+def test_every_failure_profile_write_changes_the_revision(world, path):
+    assert changes_the_revision(lambda: FAILURE_PROFILE_WRITES[path](world))
+    assert FailureProfile.objects.get(merchant=world.merchant).error_share == 0.1
 
 
 def test_recording_a_use_leaves_it(world):
