@@ -4,65 +4,17 @@ merchant's page by postMessage (framed) or by sending the payer to its return_ur
 (docs/processors.md "Hosted fields and live tokens")."""
 
 import re
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import urlencode
 
 import pytest
 
 from payments.models import Token
 from processors.objects import Kind, linked
+from tests.browser.merchant_site import served_site
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 RETURN_URL = "https://shop.example/back?order=1"
-# The merchant's checkout page: it frames the hosted fields and waits for the token.
-CHECKOUT = """<!doctype html><title>Checkout</title>
-<script>
-  window.received = new Promise(resolve => addEventListener('message', event => {
-    if (event.data && event.data.type === 'svc.token') {
-      resolve({origin: event.origin, token: event.data.token});
-    }
-  }));
-</script>
-<iframe title="Card" src="%s" width="600" height="240"></iframe>"""
-
-
-class Site:
-    """A merchant's site on loopback serving one page (`html`), with its real address: a page
-    Playwright answers itself counts as public, and Chromium forbids a public page to frame
-    a local one (Local Network Access), which the service is here."""
-
-    def __init__(self):
-        self.html = ""
-        site = self
-
-        class Page(BaseHTTPRequestHandler):
-            def do_GET(self):
-                body = site.html.encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "text/html; charset=utf-8")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def log_message(self, *args):
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Page)
-        self.origin = f"http://127.0.0.1:{self.server.server_port}"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    def framing(self, url: str) -> str:
-        self.html = CHECKOUT % url.replace("&", "&amp;")
-        return f"{self.origin}/checkout"
-
-
-def served_site():
-    site = Site()
-    yield site
-    site.server.shutdown()
-    site.server.server_close()
 
 
 @pytest.fixture
