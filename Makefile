@@ -70,7 +70,7 @@ run: migrate $(RECEIVER_CA)
 # docs/production.md "Processes"). Where web listens: WEB_HOST and PORT, e.g.
 # `make serve VENV=/opt/venv WEB_HOST=0.0.0.0 PORT=8000 PUBLIC_BASE_URL=https://pay.example.com`.
 # Then the proxy step, which carries the protections: a test-mode pool (`WEB_PORT=8002
-# WEB_WORKERS=1 scripts/serve.py web`) and haproxy with deploy/haproxy.cfg, NODE1=this node's
+# scripts/serve.py web-test`) and haproxy with deploy/haproxy.cfg, NODE1=this node's
 # web, NODE1_TEST=its test pool (docs/production.md "The proxy", docs/admission.md).
 .PHONY: serve
 serve:

@@ -27,7 +27,8 @@ the source address 127.0.0.7 (a proxy tells it from bob's 127.0.0.1); bob is mea
 third. `--shape` says what stands in front of the service:
 - `direct`: nothing, the bench talks to granian;
 - `proxy`: haproxy with the app's deploy/haproxy.cfg as it is written, one pool behind it;
-- `routed` (the default): the same, plus a second `serve.py web` (1 worker) for test mode,
+- `routed` (the default): the same, plus the test-mode pool (`serve.py web-test`: 1 worker,
+  no thread kept for live keys),
   named to haproxy as NODE1_TEST: test keys, unknown keys and large bodies go to it
   (docs/admission.md "Test mode on its own processes"), at the lowest CPU weight as
   deployed (`--test-pool-weight`; niceness 10 where no cgroup can be made). An app whose
@@ -133,9 +134,10 @@ def start_service(args, env: dict) -> list[subprocess.Popen]:
     proxy_env["NODE1"] = f"127.0.0.1:{args.port + 1}"
     proxy_env["NODE2"] = proxy_env["NODE1"]  # one pool: the Procfile's two workers
     if args.shape == "routed":
-        test_env = {**env, "WEB_PORT": str(args.port + 2), "WEB_WORKERS": "1"}
+        test_env = {**env, "WEB_PORT": str(args.port + 2)}
         group = cpu_group("svc_bench_test_pool", args.test_pool_weight)
-        started.append(start_web(test_env, args.port + 2, args.test_pool_nice, group))
+        pool = start_web(test_env, args.port + 2, args.test_pool_nice, group, line="web-test")
+        started.append(pool)
         proxy_env["NODE1_TEST"] = f"127.0.0.1:{args.port + 2}"
     config = Path(env["PYTHONPATH"]) / "deploy" / "haproxy.cfg"
     started.append(
@@ -178,8 +180,10 @@ def start_web(
 def start_line(
     env: dict, line: str, niceness: int = 0, group: Path | None = None
 ) -> subprocess.Popen:
-    """The Procfile's `line` as it is written, in its own process group."""
+    """The Procfile's `line` as it is written, in its own process group; `web-test`, which
+    the Procfile has not (`make run` has no proxy), as a deployment starts it."""
     procfile = (Path(env["PYTHONPATH"]) / "Procfile").read_text().splitlines()
+    procfile.append("web-test: ${VENV:-.venv}/bin/python scripts/serve.py web-test")
     command = next(text for text in procfile if text.startswith(f"{line}:")).split(":", 1)[1]
     return subprocess.Popen(
         ["nice", "-n", str(niceness), "bash", "-c", "exec " + command.strip()],

@@ -1,6 +1,7 @@
 """Benchmark: POST /v1/payments through the whole stack, against the durable floor.
 
-Starts the service (granian, as the Procfile) on PostgreSQL + Redis, pre-creates tokens, then drives
+Starts the service (granian, as the Procfile; `SERVE=api` as `serve.py web`, unless SERVE is
+set) on PostgreSQL + Redis, pre-creates tokens, then drives
 `POST /v1/payments` (automatic capture, a fresh Idempotency-Key each) at fixed concurrencies
 from a second process, after `--warmup` seconds of the same load unmeasured, and reports
 payments/s, p50 and p99. In the same run it measures the durable floor: a raw psycopg loop
@@ -15,6 +16,9 @@ machine (it still rises with it: shared cores and caches).
 process's CPU per create measured apart (docs/processors.md "Cost of a live create").
 `--profile N` also profiles N payments in-process and prints where the time goes. `--json FILE`
 writes the figures for bench/ab.py, which alternates two checkouts or settings.
+`--production-limits --pace N` is a merchant's load test in the sandbox: the default limits,
+each client starting a create every 1/N s, all at once (docs/admission.md "Load-testing the
+sandbox").
 
     make bench                                   # every bench/bench_*.py
     .venv/bin/python bench/bench_payments.py --seconds 5 --concurrency 1 8 32
@@ -100,6 +104,7 @@ def service_env(args) -> dict:
         **production_env(args),
         "DATABASE_POOL_MAX": str(args.pool_max),
         "WEBHOOK_ALLOWED_NETWORKS": "127.0.0.0/8",  # for --subscribed
+        "SERVE": os.environ.get("SERVE", "api"),  # as serve.py web: the API without the admin
     }
     if args.production_limits:  # what a merchant's load test meets (the statuses column)
         return env
@@ -257,14 +262,17 @@ def start_server(env: dict, args) -> subprocess.Popen:
 # --- load (each measurement runs in a second process) -----------------------------------------
 
 
-def timed_loop(make_worker, tokens: list[str], concurrency: int, seconds: float):
+def timed_loop(make_worker, tokens: list[str], concurrency: int, seconds: float, pace=0.0):
     """`concurrency` threads, each with its own `make_worker()` (its own connection), spend
-    tokens until time is up. -> (latencies, elapsed seconds, CPU seconds of this process)."""
+    tokens until time is up, each as fast as it is answered or, with `pace`, starting a
+    request every 1/pace s (all threads at once: a load tool's virtual users).
+    -> (latencies, elapsed seconds, CPU seconds of this process)."""
     queue, lock, latencies = list(tokens), threading.Lock(), []
     deadline = time.perf_counter() + seconds
 
     def run():
         work, mine = make_worker(), []
+        next_start = time.perf_counter()
         while time.perf_counter() < deadline:
             with lock:
                 token = queue.pop() if queue else None
@@ -273,6 +281,9 @@ def timed_loop(make_worker, tokens: list[str], concurrency: int, seconds: float)
             started = time.perf_counter()
             work(token)
             mine.append(time.perf_counter() - started)
+            if pace:
+                next_start += 1 / pace
+                time.sleep(max(0.0, next_start - time.perf_counter()))
         with lock:
             latencies.extend(mine)
 
@@ -338,8 +349,9 @@ class KeepAliveClient:
         return b"".join(chunks)
 
 
-def drive(port: int, secret: str, tokens: list[str], concurrency: int, seconds: float, out):
-    """POST /v1/payments over keep-alive connections, a fresh Idempotency-Key each."""
+def drive(port: int, secret: str, tokens: list[str], concurrency: int, seconds: float, pace, out):
+    """POST /v1/payments over keep-alive connections, a fresh Idempotency-Key each (`pace`:
+    timed_loop's)."""
     statuses: Counter = Counter()
 
     def make_worker():
@@ -358,7 +370,7 @@ def drive(port: int, secret: str, tokens: list[str], concurrency: int, seconds: 
 
         return pay
 
-    out.put((*timed_loop(make_worker, tokens, concurrency, seconds), dict(statuses)))
+    out.put((*timed_loop(make_worker, tokens, concurrency, seconds, pace), dict(statuses)))
 
 
 def run_in_second_process(target, *args):
@@ -661,12 +673,11 @@ def creates(args, meters: dict, secret: str, make_tokens, count: int, concurrenc
     per create by meter, the statuses answered."""
     if args.warmup:
         warm = make_tokens(count // 2)
-        run_in_second_process(drive, args.port, secret, warm, concurrency, args.warmup)
+        run_in_second_process(drive, args.port, secret, warm, concurrency, args.warmup, args.pace)
     tokens = make_tokens(count)
+    load = (drive, args.port, secret, tokens, concurrency, args.seconds, args.pace)
     (latencies, elapsed, client_cpu, statuses), cpu = cpu_per_payment(
-        meters,
-        partial(run_in_second_process, drive, args.port, secret, tokens, concurrency, args.seconds),
-        args.settle,
+        meters, partial(run_in_second_process, *load), args.settle
     )
     return {
         **dict(zip(FIGURES, summary(latencies, elapsed), strict=True)),
@@ -812,6 +823,13 @@ def arguments():
     parser.add_argument("--json", metavar="FILE", help="also write the figures there (bench/ab.py)")
     parser.add_argument(
         "--require-success", action="store_true", help="exit 1 unless every create got 201"
+    )
+    parser.add_argument(
+        "--pace",
+        type=float,
+        default=0.0,
+        help="creates a second per client, all clients at once (a load test's users; 0: each "
+        "client as fast as it is answered)",
     )
     parser.add_argument(
         "--production-limits",

@@ -1,8 +1,8 @@
 """Benchmark: what the request log costs per `/v1` request, in CPU, in one quiet process.
 
 What REQUEST_LOG_ENABLED switches (docs/request-log.md): on the request's path, its entry built
-(`entry_of`) and queued (`writer.add`); in the background, the writer's batched insert
-(`writer.flush`, 500 rows a statement), in the web process and in PostgreSQL. Each is timed
+(`entry_of`) and queued (`writer.add`); in the background, the writer's batched write
+(`writer.flush`, 500 rows a COPY), in the web process and in PostgreSQL. Each is timed
 here with the process's CPU clock and the PostgreSQL backend's /proc counters, on `--entries`
 entries shaped like a payment create's, so the figure does not drown in the noise that other
 load puts on `bench/ab.py --env-b REQUEST_LOG_ENABLED=false` (the end-to-end comparison).
@@ -91,6 +91,9 @@ def main():
     manage(env, "migrate", "--noinput")
     os.environ.update(env)
     sys.path.insert(0, env["PYTHONPATH"])
+    # Celery's Django fixup puts the working directory first on sys.path at setup: run from
+    # the checkout measured, or its modules would be this one's.
+    os.chdir(env["PYTHONPATH"])
     import django
 
     django.setup()

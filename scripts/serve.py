@@ -2,10 +2,12 @@
 (docs/production.md "Processes"). The Procfile (`make run`), the Dockerfile and the multi-node
 test start every process through here, so they all run the same command lines.
 
-usage: serve.py web|admin|worker|webhooks|webhooks-test|beat
+usage: serve.py web|web-test|admin|worker|webhooks|webhooks-test|beat
 
 `web` serves the API without the back office (SERVE=api unless SERVE says otherwise; SERVE=all
-for one process serving both); `admin` serves the back office alone (SERVE=admin), on an
+for one process serving both); `web-test` is the API's test-mode pool behind the proxy (one
+worker unless WEB_WORKERS says otherwise, no thread kept for live keys: docs/admission.md "Test
+mode on its own processes"); `admin` serves the back office alone (SERVE=admin), on an
 address and port of its own, so a flood of admin logins never takes the API's threads
 (docs/back-office.md "Its own process").
 
@@ -77,6 +79,15 @@ def web() -> list[str]:
     return granian(host, port, setting("WEB_WORKERS", "2"), int(setting("WEB_THREADS", "4")))
 
 
+def web_test() -> list[str]:
+    """The pool the proxy sends test keys, unproven keys and large bodies to. Test mode is what
+    it is for: none of its threads is kept for live keys (API_LIVE_RESERVED_THREADS 0), so a
+    merchant's sandbox load test waits its turn here instead of being shed (issue 33)."""
+    os.environ.setdefault("API_LIVE_RESERVED_THREADS", "0")
+    os.environ.setdefault("WEB_WORKERS", "1")
+    return web()
+
+
 def admin() -> list[str]:
     """The back office alone: its logins hash passwords on this process's threads only."""
     os.environ["SERVE"] = "admin"
@@ -124,6 +135,7 @@ def beat() -> list[str]:
 
 PROCESSES = {
     "web": web,
+    "web-test": web_test,
     "admin": admin,
     "worker": worker,
     "webhooks": webhooks,

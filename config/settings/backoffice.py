@@ -45,6 +45,22 @@ SESSION_COOKIE_AGE = env.int("ADMIN_SESSION_HOURS", default=8) * 3600
 MIDDLEWARE.append("accounts.adminguard.RefuseNulInAdminMiddleware")
 MIDDLEWARE.append("accounts.loginlimits.SignInsBusyMiddleware")
 MIDDLEWARE.append("axes.middleware.AxesMiddleware")  # last, as axes asks
+# What only the back office reads: a process serving the API alone (SERVE=api, serve.py web)
+# runs none of it, so a payment create pays for no session, user, message or sign-in check
+# (issue 33). CSRF stays: the challenge and authentication pages post forms.
+ADMIN_ONLY_MIDDLEWARE = [
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django_otp.middleware.OTPMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "accounts.adminguard.RefuseNulInAdminMiddleware",
+    "accounts.loginlimits.SignInsBusyMiddleware",
+    "axes.middleware.AxesMiddleware",
+]
+if SERVE == "api":
+    MIDDLEWARE[:] = [name for name in MIDDLEWARE if name not in ADMIN_ONLY_MIDDLEWARE]
+    # The admin's checks that its middleware is installed: it is not served here.
+    SILENCED_SYSTEM_CHECKS = ["admin.E408", "admin.E409", "admin.E410", "axes.W002"]
 AUTHENTICATION_BACKENDS = [
     "axes.backends.AxesStandaloneBackend",
     # ModelBackend with its password hash inside one of ADMIN_LOGIN_CONCURRENCY slots a process.

@@ -234,19 +234,21 @@ def test_busy_threads_shed_anonymous_then_test_requests_never_live(new_merchant,
 
 
 @pytest.mark.parametrize(
-    ("threads", "busy", "shed"),
+    ("threads", "reserved", "busy", "shed"),
     [
         # 4 threads, 1 reserved: anonymous shed past 2 busy, test past 3, live never.
-        (4, 2, {shedding.LIVE: False, shedding.TEST: False, shedding.ANONYMOUS: False}),
-        (4, 3, {shedding.LIVE: False, shedding.TEST: False, shedding.ANONYMOUS: True}),
-        (4, 4, {shedding.LIVE: False, shedding.TEST: True, shedding.ANONYMOUS: True}),
-        (4, 40, {shedding.LIVE: False, shedding.TEST: True, shedding.ANONYMOUS: True}),
-        (None, 40, {shedding.LIVE: False, shedding.TEST: False, shedding.ANONYMOUS: False}),  # off
+        (4, 1, 2, {shedding.LIVE: False, shedding.TEST: False, shedding.ANONYMOUS: False}),
+        (4, 1, 3, {shedding.LIVE: False, shedding.TEST: False, shedding.ANONYMOUS: True}),
+        (4, 1, 4, {shedding.LIVE: False, shedding.TEST: True, shedding.ANONYMOUS: True}),
+        (4, 1, 40, {shedding.LIVE: False, shedding.TEST: True, shedding.ANONYMOUS: True}),
+        # The test-mode pool (serve.py web-test) keeps none: test requests queue, never shed.
+        (4, 0, 4, {shedding.LIVE: False, shedding.TEST: False, shedding.ANONYMOUS: True}),
+        (None, 1, 40, {shedding.LIVE: False, shedding.TEST: False, shedding.ANONYMOUS: False}),
     ],
 )
-def test_what_is_shed_when(settings, threads, busy, shed):
-    settings.API_LOAD_SHEDDING = threads is not None
-    settings.WEB_THREADS, settings.API_LIVE_RESERVED_THREADS = threads or 4, 1
+def test_what_is_shed_when(settings, threads, reserved, busy, shed):
+    settings.API_LOAD_SHEDDING = threads is not None  # None: shedding off
+    settings.WEB_THREADS, settings.API_LIVE_RESERVED_THREADS = threads or 4, reserved
     assert {each: shedding.shed(each, busy) for each in shed} == shed
 
 

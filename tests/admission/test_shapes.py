@@ -27,7 +27,7 @@ def test_compose_runs_the_proxy_with_it_in_front_of_both_pools():
     assert proxy["volumes"] == ["./deploy/haproxy.cfg:/usr/local/etc/haproxy/haproxy.cfg:ro"]
     assert proxy["environment"]["NODE1"] == "web:8000"
     assert proxy["environment"]["NODE1_TEST"] == "web-test:8000"
-    assert running["web"]["command"] == running["web-test"]["command"] == ["web"]
+    assert (running["web"]["command"], running["web-test"]["command"]) == (["web"], ["web-test"])
     assert "ports" not in running["web"] and "ports" not in running["web-test"]
     assert proxy["ports"] == ["127.0.0.1:8000:8000"]
 

@@ -77,11 +77,12 @@ class Process:
 
 
 class Node(Process):
-    """One node's web server (granian) on a port of its own."""
+    """One node's web server (granian) on a port of its own: its live pool (`web`) or its
+    test-mode pool (`web-test`)."""
 
-    def __init__(self, env: dict, log: Path):
+    def __init__(self, env: dict, log: Path, pool: str = "web"):
         self.port = quiet_port()
-        super().__init__("web", {**env, "WEB_PORT": str(self.port)}, log)
+        super().__init__(pool, {**env, "WEB_PORT": str(self.port)}, log)
 
     @property
     def address(self) -> str:
@@ -126,14 +127,14 @@ class LoadBalancer:
             return b"".join(iter(lambda: client.recv(65536), b"")).decode()
         return ""
 
-    def stats(self) -> dict[str, dict[str, str]]:
-        """haproxy's `show stat`, by server of the `web` backend: {name: {column: value}}."""
+    def stats(self, backend: str = "web") -> dict[str, dict[str, str]]:
+        """haproxy's `show stat`, by server of `backend`: {name: {column: value}}."""
         lines = self.command("show stat").splitlines()
         if not lines:
             return {}
         columns = lines[0].removeprefix("# ").split(",")
         rows = [dict(zip(columns, line.split(","), strict=False)) for line in lines[1:] if line]
-        return {row["svname"]: row for row in rows if row["pxname"] == "web"}
+        return {row["svname"]: row for row in rows if row["pxname"] == backend}
 
     def tables_settled(self) -> bool:
         """Whether the worker is done learning its tables (from the one it replaced, or waiting
@@ -148,8 +149,8 @@ class LoadBalancer:
         self.process.send_signal(signal.SIGUSR2)
         wait_for(lambda: all(is_dead(pid) for pid in old), timeout=30)
 
-    def servers_up(self) -> set[str]:
-        return {name for name, row in self.stats().items() if row["status"] == "UP"}
+    def servers_up(self, backend: str = "web") -> set[str]:
+        return {name for name, row in self.stats(backend).items() if row["status"] == "UP"}
 
     def served(self) -> dict[str, int]:
         """Requests each node has been given so far."""
@@ -162,8 +163,8 @@ class LoadBalancer:
             if name not in ("BACKEND", "FRONTEND")
         }
 
-    def wait_until_up(self, *servers: str) -> None:
-        wait_for(lambda: set(servers) <= self.servers_up(), timeout=60)
+    def wait_until_up(self, *servers: str, backend: str = "web") -> None:
+        wait_for(lambda: set(servers) <= self.servers_up(backend), timeout=60)
 
     def stop(self) -> None:
         self.process.terminate()

@@ -33,8 +33,18 @@ def test_database_url() -> str:
     return f"postgres://{db['USER'] or 'postgres'}@{host}:{port}/{db['NAME']}"
 
 
+# The limits config/settings_test.py lifts for the suite: a process started with these names
+# set to None (removed from its environment) has the production defaults.
+PRODUCTION_LIMITS = dict.fromkeys(
+    [f"API_RATE_LIMIT_{mode}_{name}" for mode in ("LIVE", "TEST") for name in ("RATE", "BURST")]
+    + ["API_ADDRESS_RATE", "API_ADDRESS_BURST", "API_CONCURRENCY_LIVE", "API_CONCURRENCY_TEST"]
+    + ["API_LOAD_SHEDDING"]
+)
+
+
 def service_env(**extra) -> dict:
-    """The subprocess environment: the test database pytest-django created, the test broker."""
+    """The subprocess environment: the test database pytest-django created, the test broker;
+    `extra` on top (a name given None is removed)."""
     url = test_database_url()
     env = {
         **os.environ,
@@ -48,7 +58,7 @@ def service_env(**extra) -> dict:
     if settings.REDIS_URL:
         env["REDIS_URL"] = settings.REDIS_URL
     env.update(extra)
-    return env
+    return {name: value for name, value in env.items() if value is not None}
 
 
 def wait_until_serving(base_url: str, process: subprocess.Popen, timeout: float = 30) -> None:

@@ -3,7 +3,7 @@
 import datetime
 
 import pytest
-from django.db import connection
+from django.db import DataError, connection, transaction
 from django.db.models.expressions import DatabaseDefault
 from django.forms.models import model_to_dict
 from django.utils import timezone
@@ -14,6 +14,7 @@ from events.models import Event
 from infra.rows import (
     ModelRows,
     _json_bytes,
+    copy_rows,
     insert_instances,
     insert_instances_if,
     insert_rows,
@@ -244,3 +245,30 @@ def test_a_column_none_in_every_row_is_left_out_and_stored_null():
     insert_rows(Merchant, both_none + one_set)
     stored = dict(Merchant.objects.filter(name__in="ABCD").values_list("name", "transaction_limit"))
     assert stored == {"A": None, "B": None, "C": 500, "D": None}
+
+
+def test_copy_rows_stores_what_insert_rows_would():
+    """COPY on PostgreSQL (the request log's batches), an INSERT elsewhere: the same values
+    through the same fields, None columns NULL, a JSON column by orjson."""
+    rows = [_merchant_row("copied"), _merchant_row("copied too")]
+    rows[0].update(pricing={"card": {"percent": "1.4"}}, transaction_limit=900)
+    rows[1].update(transaction_limit=None)
+    statements = []
+    with connection.execute_wrapper(
+        lambda run, sql, *rest: statements.append(sql) or run(sql, *rest)
+    ):
+        copy_rows(Merchant, rows)
+    # COPY is no statement Django executes; SQLite's one INSERT is.
+    assert len(statements) == (0 if connection.vendor == "postgresql" else 1)
+    stored = Merchant.objects.filter(name__startswith="copied").order_by("name")
+    assert [(m.name, m.pricing, m.transaction_limit, m.created) for m in stored] == [
+        (row["name"], row["pricing"], row["transaction_limit"], row["created"]) for row in rows
+    ]
+
+
+@pytest.mark.postgres
+def test_copy_rows_raises_djangos_errors_and_writes_nothing_of_a_refused_batch():
+    rows = [_merchant_row("fits"), {**_merchant_row("x"), "name": "x" * 10_000}]
+    with pytest.raises(DataError), transaction.atomic():
+        copy_rows(Merchant, rows)
+    assert not Merchant.objects.filter(name="fits").exists()

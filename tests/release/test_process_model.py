@@ -22,7 +22,8 @@ import serve  # noqa: E402
 def test_the_procfile_starts_each_process_through_serve_py():
     lines = (ROOT / "Procfile").read_text().splitlines()
     commands = {name: shlex.split(rest) for name, _, rest in (x.partition(":") for x in lines)}
-    assert set(commands) == set(serve.PROCESSES)
+    # Not the test-mode pool: `make run` has no proxy to send anything to it.
+    assert set(commands) == set(serve.PROCESSES) - {"web-test"}
     for name, argv in commands.items():
         assert argv[1:3] == ["scripts/supervise.py", name]
         assert argv[-2:] == ["scripts/serve.py", name]
@@ -36,8 +37,7 @@ def test_the_image_installs_and_starts_with_the_scripts_ci_runs():
     started = {name: s["command"] for name, s in services.items() if "build" in s}
     assert started.pop("migrate") == []
     assert services["migrate"]["entrypoint"][1:] == ["manage.py", "migrate", "--noinput"]
-    # web twice: the API's live pool and its test-mode pool (web-test), both behind the proxy
-    assert sorted(command for [command] in started.values()) == sorted([*serve.PROCESSES, "web"])
+    assert sorted(command for [command] in started.values()) == sorted(serve.PROCESSES)
     for name in started:
         assert services[name]["depends_on"] == {
             "migrate": {"condition": "service_completed_successfully"}
@@ -48,7 +48,7 @@ def test_serve_py_refuses_an_unknown_process():
     run = subprocess.run(
         [sys.executable, "scripts/serve.py", "runserver"], cwd=ROOT, capture_output=True, text=True
     )
-    usage = "usage: serve.py web|admin|worker|webhooks|webhooks-test|beat"
+    usage = "usage: serve.py web|web-test|admin|worker|webhooks|webhooks-test|beat"
     assert run.returncode != 0 and usage in run.stderr
 
 
@@ -83,7 +83,14 @@ def environ():
 
 @pytest.mark.parametrize(
     ("process", "pool_max"),
-    [("web", "8"), ("admin", "4"), ("worker", "3"), ("webhooks", "12"), ("beat", "2")],
+    [
+        ("web", "8"),
+        ("web-test", "8"),
+        ("admin", "4"),
+        ("worker", "3"),
+        ("webhooks", "12"),
+        ("beat", "2"),
+    ],
 )
 def test_serve_py_sizes_each_pool_to_the_process_threads(environ, tmp_path, process, pool_max):
     """docs/production.md "PostgreSQL connection budget": threads + 2 (prefork: 1 + 2 a child)."""
@@ -107,6 +114,22 @@ def test_serve_py_web_serves_where_it_is_told_with_a_kill_timeout(environ):
     for flag, value in (("--host", "127.0.0.1"), ("--port", str(port))):
         assert argv[argv.index(flag) + 1] == value
     assert argv[argv.index("--workers-kill-timeout") + 1] == "7"
+
+
+def test_the_test_mode_pool_keeps_no_thread_for_live_keys(environ):
+    """Issue 33: a merchant's sandbox load test waits its turn in the test-mode pool instead of
+    being shed for live keys that pool hardly sees; one worker, as docs/production.md sizes it.
+    Both stay settable."""
+    for name in ("API_LIVE_RESERVED_THREADS", "WEB_WORKERS", "SERVE"):
+        environ.pop(name, None)
+    environ.update(WEB_PORT=str(free_port()))
+    argv = serve.web_test()
+    assert argv[argv.index("--workers") + 1] == "1"
+    assert (environ["API_LIVE_RESERVED_THREADS"], environ["SERVE"]) == ("0", "api")
+    environ.update(API_LIVE_RESERVED_THREADS="1", WEB_WORKERS="2")
+    argv = serve.web_test()
+    assert argv[argv.index("--workers") + 1] == "2"
+    assert environ["API_LIVE_RESERVED_THREADS"] == "1"
 
 
 def test_every_process_model_serves_the_admin_apart_from_the_api(environ):
@@ -148,6 +171,29 @@ def test_one_process_may_still_serve_both(environ):
     environ.update(SERVE="all", WEB_PORT=str(free_port()))
     serve.web()
     assert environ["SERVE"] == "all"
+
+
+def test_a_process_serving_the_api_alone_runs_none_of_the_admins_middleware():
+    """Issue 33: sessions, users, messages, the second factor and the sign-in checks are the
+    back office's; serve.py web (SERVE=api) runs none, with Django's checks clean."""
+    code = "import config.settings as s; print(' '.join(s.MIDDLEWARE))"
+    served = {
+        serve_value: import_settings(code=code, DEBUG="true", SERVE=serve_value).stdout.split()
+        for serve_value in ("api", "admin", "all")
+    }
+    admin_only = {"django.contrib.sessions.middleware.SessionMiddleware",
+                  "django.contrib.auth.middleware.AuthenticationMiddleware",
+                  "axes.middleware.AxesMiddleware"}  # fmt: skip
+    assert admin_only <= set(served["admin"]) and admin_only <= set(served["all"])
+    assert not admin_only & set(served["api"])
+    assert "django.middleware.csrf.CsrfViewMiddleware" in served["api"]
+    assert [m for m in served["all"] if m in served["api"]] == served["api"]  # order kept
+    env = {**os.environ, "DEBUG": "true", "SERVE": "api"}
+    check = subprocess.run(
+        [sys.executable, "manage.py", "check", "--fail-level", "WARNING"],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert check.returncode == 0, check.stderr
 
 
 def urlconf_under(serve_value: str) -> str:

@@ -190,3 +190,20 @@ def test_challenge_sessions_are_purged_a_day_on(api, time_machine):
     assert purge_old_challenge_sessions() == 1  # the first one only
     assert list(ChallengeSession.objects.values_list("payment_id", flat=True)) == [fresh["id"]]
     assert Client().get(challenge_path(payment)).status_code == 404  # gone with its session
+
+
+def test_a_process_serving_the_api_alone_serves_the_page_and_takes_its_answer(
+    api, browser, settings
+):
+    """serve.py web (SERVE=api) runs none of the back office's middleware (sessions, users,
+    messages: config/settings/backoffice.py); the page's form still carries its CSRF check."""
+    settings.MIDDLEWARE = [
+        m for m in settings.MIDDLEWARE if m not in settings.ADMIN_ONLY_MIDDLEWARE
+    ]
+    settings.ROOT_URLCONF = "config.urls_api"
+    payment = created(api, CHALLENGE, return_url=RETURN_URL)
+    forged = browser.post(challenge_path(payment), {"action": "approve"})
+    assert forged.status_code == 403
+    response = answer(browser, challenge_path(payment), "approve")
+    assert response.status_code == 303 and response["Location"] == RETURN_URL
+    assert api.get(f"/v1/payments/{payment['id']}").json()["status"] == "captured"
