@@ -103,12 +103,15 @@ def insert_sql(
         select_tail = f"FROM {_ASYNC_COMMIT}"
     names = _written_names(model, rows)
     sql, fields = _insert_statement(model, names, len(rows), suffix, select_tail, using)
-    params = [
+    return sql, [value for row in rows for value in _adapted(row, names, fields, connection)]
+
+
+def _adapted(row: dict, names: tuple, fields: list, connection) -> list:
+    """A row's values as save() would send them (each field's get_db_prep_save)."""
+    return [
         _json_by_orjson(field.get_db_prep_save(row[name], connection))
-        for row in rows
         for name, field in zip(names, fields, strict=True)
     ]
-    return sql, params
 
 
 def _json_bytes(value) -> bytes:
@@ -158,9 +161,7 @@ _ASYNC_COMMIT = "(SELECT set_config('synchronous_commit', 'off', true)) AS async
 def _insert_statement(model, names: tuple, count: int, suffix: str, select_tail, using):
     """The INSERT's text and fields for `count` rows of `names`: the same few shapes run on
     every request, so each is written once per process."""
-    meta = model._meta
-    fields = [meta.get_field(name) for name in names]
-    quote = connections[using].ops.quote_name
+    table, columns, fields = _target(model, names, using)
     placeholders = ", ".join(["%s"] * len(fields))
     if select_tail is not None:
         # One row only: PostgreSQL gives the parameters of a single SELECT the target
@@ -170,13 +171,15 @@ def _insert_statement(model, names: tuple, count: int, suffix: str, select_tail,
         source = f"SELECT {placeholders} {select_tail}"
     else:
         source = "VALUES " + ", ".join([f"({placeholders})"] * count)
-    sql = "INSERT INTO {} ({}) {} {}".format(
-        quote(meta.db_table),
-        ", ".join(quote(field.column) for field in fields),
-        source,
-        suffix,
-    )
-    return sql.rstrip(), fields
+    return f"INSERT INTO {table} ({columns}) {source} {suffix}".rstrip(), fields
+
+
+def _target(model, names: tuple, using: str) -> tuple[str, str, list]:
+    """-> the model's table and the columns of `names`, quoted, and their fields."""
+    meta = model._meta
+    fields = [meta.get_field(name) for name in names]
+    quote = connections[using].ops.quote_name
+    return quote(meta.db_table), ", ".join(quote(field.column) for field in fields), fields
 
 
 def insert_rows(
@@ -214,21 +217,13 @@ def copy_rows(model, rows: list[dict], *, using: str = DEFAULT_DB_ALIAS) -> None
         cursor.copy(statement) as copy,
     ):
         for row in rows:
-            copy.write_row(
-                [
-                    _json_by_orjson(field.get_db_prep_save(row[name], connection))
-                    for name, field in zip(names, fields, strict=True)
-                ]
-            )
+            copy.write_row(_adapted(row, names, fields, connection))
 
 
 @lru_cache(maxsize=64)
 def _copy_statement(model, names: tuple, using: str):
-    meta = model._meta
-    fields = [meta.get_field(name) for name in names]
-    quote = connections[using].ops.quote_name
-    columns = ", ".join(quote(field.column) for field in fields)
-    return f"COPY {quote(meta.db_table)} ({columns}) FROM STDIN", fields
+    table, columns, fields = _target(model, names, using)
+    return f"COPY {table} ({columns}) FROM STDIN", fields
 
 
 def instance_values(instance) -> dict:
