@@ -12,6 +12,7 @@ import subprocess
 import sys
 
 import pytest
+import requests
 from django.db import transaction
 
 from events.services import emit
@@ -120,3 +121,20 @@ def test_a_killed_receiver_comes_back_on_its_endpoint_and_gets_what_it_missed(
     assert WebhookEndpoint.objects.get(pk=endpoint_id).url == f"https://localhost:{moved[2]}/hooks"
     assert deliver(merchant, "pay_01J0000000000000000000000C").status == "delivered"
     assert len(logged(var)) == 3
+
+
+def test_what_is_not_an_event_is_answered_400_and_not_kept(receiver_var, live_server, new_merchant):
+    """The receiver keeps an event before it acknowledges it (a delivery marked delivered is
+    in its log already); a body that is no event is refused, not left unanswered."""
+    var, _ = receiver_var
+    api, key = f"{live_server.url}/v1", new_merchant.keys["test"]["secret"].secret
+    _, _, port = start(receiver_var, api, key)
+    answer = requests.post(
+        f"https://localhost:{port}/hooks",
+        data=b"not json",
+        headers={"Service-Signature": "t=1,v1=00"},
+        verify=var / "webhook-receiver" / "ca.pem",
+        timeout=30,
+    )
+    assert answer.status_code == 400
+    assert not (var / "webhooks.log").exists() or logged(var) == []
