@@ -1,8 +1,7 @@
 """A merchant's web site on loopback for the browser tests: one page it serves, here the
 checkout that frames the service's hosted card fields and waits for the token they hand it."""
 
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from tests.support.loopback import QuietHandler, serving
 
 # The merchant's checkout page: it frames the hosted fields and waits for the token.
 CHECKOUT = """<!doctype html><title>Checkout</title>
@@ -25,21 +24,12 @@ class Site:
         self.html = ""
         site = self
 
-        class Page(BaseHTTPRequestHandler):
+        class Page(QuietHandler):
             def do_GET(self):
-                body = site.html.encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "text/html; charset=utf-8")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
+                self.answer(200, site.html.encode(), {"Content-Type": "text/html; charset=utf-8"})
 
-            def log_message(self, *args):
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Page)
+        self.server = serving(Page)
         self.origin = f"http://127.0.0.1:{self.server.server_port}"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
 
     def framing(self, url: str) -> str:
         self.html = CHECKOUT % url.replace("&", "&amp;")

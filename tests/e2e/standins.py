@@ -5,13 +5,13 @@ passed on, what it refused itself) without the service's own limits in the way."
 import http.client
 import os
 from collections.abc import Callable, Iterable
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from threading import Thread
+from http.server import ThreadingHTTPServer
 
 import pytest
 
 from tests.e2e.fleet import HAPROXY, LoadBalancer
 from tests.e2e.processes import wait_for
+from tests.support.loopback import QuietHandler, serving
 
 # (the request's headers, lower-cased names) -> (status, extra headers, body)
 Answer = Callable[[dict], tuple[int, dict, str]]
@@ -44,7 +44,7 @@ class Pool:
         pool = self
         self.served = 0
 
-        class Handler(BaseHTTPRequestHandler):
+        class Handler(QuietHandler):
             protocol_version = "HTTP/1.1"
 
             def do_POST(self):  # noqa: N802
@@ -68,18 +68,10 @@ class Pool:
                     status, headers, body = answer(_joined(self.headers))
                 else:  # the proxy's health check
                     status, headers, body = 200, {}, "ready"
-                self.send_response(status)
-                for name, value in {**headers, "Content-Length": str(len(body))}.items():
-                    self.send_header(name, value)
-                self.end_headers()
-                self.wfile.write(body.encode())
+                self.answer(status, body.encode(), headers)
 
-            def log_message(self, *args):
-                pass
-
-        self.server = QuietServer(("127.0.0.1", 0), Handler)
+        self.server = serving(Handler, QuietServer)
         self.address = f"127.0.0.1:{self.server.server_address[1]}"
-        Thread(target=self.server.serve_forever, daemon=True).start()
 
     def stop(self) -> None:
         self.server.shutdown()

@@ -5,10 +5,10 @@ next `limited` requests matching `limit` it answers 429 without forwarding (the 
 rate limit). TCP-level faults (refused, hung) are tests/fault_proxy.py's."""
 
 import re
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import requests
+
+from tests.support.loopback import QuietHandler, serving
 
 
 class FaultyProcessorProxy:
@@ -22,7 +22,7 @@ class FaultyProcessorProxy:
         self.limited = 0  # how many more of them
         proxy = self
 
-        class Handler(BaseHTTPRequestHandler):
+        class Handler(QuietHandler):
             def do_GET(self):
                 self._relay()
 
@@ -45,18 +45,10 @@ class FaultyProcessorProxy:
                 self._answer(status, content)
 
             def _answer(self, status: int, content: bytes):
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(content)))
-                self.end_headers()
-                self.wfile.write(content)
+                self.answer(status, content, {"Content-Type": "application/json"})
 
-            def log_message(self, *args):
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server = serving(Handler)
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
 
     def close(self):
         self.server.shutdown()
