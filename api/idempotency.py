@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from django.conf import settings
-from django.db import DatabaseError, connection, transaction
+from django.db import DEFAULT_DB_ALIAS, DatabaseError, connections, transaction
 from django.http import HttpResponse
 from django.utils import timezone
 
@@ -34,7 +34,7 @@ from api.renderers import dumps
 from infra import failpoints
 from infra.deferred import DeferredWrites
 from infra.retention import purge_rows
-from infra.rows import Columns, changed_a_row, insert_rows
+from infra.rows import Columns, changed_a_row, insert_rows, prepared
 
 log = logging.getLogger("api.idempotency")
 
@@ -332,8 +332,8 @@ def _update_held_sql(*fields: str) -> str:
 def _update_held(claim: Claim, **values) -> tuple[str, list]:
     """-> (sql, params) setting `values` (prepared as save() would) on the claim's record while
     the claim holds it."""
-    field = IdempotencyRecord._meta.get_field
-    params = [field(name).get_db_prep_save(value, connection) for name, value in values.items()]
+    field, db = IdempotencyRecord._meta.get_field, connections[DEFAULT_DB_ALIAS]
+    params = [prepared(field(name), value, db) for name, value in values.items()]
     return _update_held_sql(*values), [*params, claim.record_id, claim.lease_token]
 
 

@@ -5,10 +5,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 shopt -s nullglob
 if [ "${1:-}" = "--smoke" ]; then
-  # CI's smoke (scripts/test.sh): the payment bench, test and live, for a second at one client;
-  # it must run and every create must succeed, whatever its figures.
-  exec .venv/bin/python bench/bench_payments.py --concurrency 1 --seconds 1 --warmup 0.5 \
+  # CI's smoke (scripts/test.sh): the payment bench, test and live, for a second at one client,
+  # and the instruction count of a few creates; each must run and every create must succeed,
+  # whatever its figures.
+  .venv/bin/python bench/bench_payments.py --concurrency 1 --seconds 1 --warmup 0.5 \
     --settle 0.5 --tokens 100 --live --live-tokens 60 --profile 20 --require-success
+  exec .venv/bin/python bench/bench_instructions.py --warm 2 --creates 3 --rounds 1
 fi
 scripts=(bench/bench_*.py)
 [ ${#scripts[@]} -gt 0 ] || { echo "no benchmarks yet"; exit 0; }

@@ -110,6 +110,7 @@ echo "test database: ${DATABASE_URL:-embedded SQLite}; broker: ${REDIS_URL:-embe
 ensure_chromium
 ensure_under_ci haproxy "the multi-node test (tests/e2e/test_fleet.py)"
 ensure_under_ci prometheus "the metrics test (tests/e2e/test_prometheus.py)"
+ensure_under_ci valgrind "the instruction count's smoke (bench/bench_instructions.py)"
 .venv/bin/ruff check .
 .venv/bin/ruff format --check .
 .venv/bin/lint-imports
@@ -117,7 +118,7 @@ if [ "${CI:-}" = "true" ] && [ "${TEST_ON:-}" != "embedded" ]; then
   # CI also runs the suite on the embedded defaults, which `make run` uses: their code paths
   # (SQLite, the filesystem broker) are tested too. -rs lists every skip with its reason.
   .venv/bin/pytest -p no:cacheprovider "$@"
-  echo "NOTE: CI: the payment benchmark's smoke (bench/run.sh --smoke: it runs, every create succeeds)."
+  echo "NOTE: CI: the benchmarks' smoke (bench/run.sh --smoke: they run, every create succeeds)."
   bash bench/run.sh --smoke
   on_other_pythons "$@"
   echo "NOTE: CI: the suite again, on the embedded defaults (SQLite + filesystem broker)."

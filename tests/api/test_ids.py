@@ -1,7 +1,8 @@
 import datetime
+import random
 import re
 
-from api.ids import id_floor, id_time, new_id, new_ulid
+from api.ids import CROCKFORD, _encode, id_floor, id_time, new_id, new_ulid
 
 
 def test_id_shape():
@@ -31,3 +32,14 @@ def test_an_id_floor_bounds_the_ids_made_from_that_moment():
     assert floor <= made < next_floor
     assert id_time(made) == id_time(floor) == moment
     assert id_floor("pay", datetime.datetime(1969, 1, 1, tzinfo=datetime.UTC)) == "pay_" + "0" * 26
+
+
+def test_the_encoding_is_crockfords_base32_of_the_low_bits():
+    # The ULID specification's example: its time part encodes 1469918176385 ms.
+    assert _encode(1469918176385, 10) == "01ARYZ6S41"
+    for length in range(1, 28):  # odd and even lengths
+        value = random.getrandbits(140)
+        decoded = 0
+        for char in _encode(value, length):
+            decoded = decoded * 32 + CROCKFORD.index(char)
+        assert decoded == value & ((1 << (5 * length)) - 1)

@@ -20,7 +20,9 @@ from infra.rows import (
     insert_rows,
     insert_sql,
     instance_values,
+    prepared,
 )
+from payments.models import Operation, Payment
 
 pytestmark = pytest.mark.django_db
 
@@ -272,3 +274,29 @@ def test_copy_rows_raises_djangos_errors_and_writes_nothing_of_a_refused_batch()
     with pytest.raises(DataError), transaction.atomic():
         copy_rows(Merchant, rows)
     assert not Merchant.objects.filter(name="fits").exists()
+
+
+@pytest.mark.parametrize(
+    "field, value",
+    [
+        (Event._meta.get_field("type"), "payment.created"),
+        (Event._meta.get_field("type"), Operation.Kind.CREATE),  # a str subclass: adapted
+        (Event._meta.get_field("livemode"), True),
+        (Event._meta.get_field("sequence"), 7),
+        (Event._meta.get_field("sequence"), True),  # a bool for an integer column
+        (Event._meta.get_field("livemode"), None),
+        (Event._meta.get_field("resource_version"), None),
+        (Event._meta.get_field("dispatched_at"), timezone.now()),
+        (Event._meta.get_field("data"), {"a": 1}),
+        (Payment._meta.get_field("merchant"), "mer_1"),
+    ],
+)
+def test_prepared_gives_what_get_db_prep_save_gives(field, value):
+    """The values a field would hand back unchanged skip its get_db_prep_save: whatever is
+    skipped or not, the value sent is the one save() would send."""
+    expected = field.get_db_prep_save(value, connection)
+    sent = prepared(field, value, connection)
+    if hasattr(expected, "obj"):  # JSON: the same object, dumped by orjson instead
+        assert sent.obj == expected.obj
+    else:
+        assert sent == expected and type(sent) is type(expected)

@@ -1,0 +1,149 @@
+"""Instructions per payment create, counted by valgrind: the app's work per create as a
+figure that does not move with the machine's load.
+
+Time on this shared 2-core machine moves by ±20-30% between runs minutes apart (and up to 2x
+from day to day), so a cut of a few per cent cannot be seen in CPU milliseconds. The count of
+instructions a process executes does not depend on what else runs: cachegrind counts them
+(no cache simulation), deterministic to well under 1% between runs of the same code.
+
+What runs: one process, Django's test client (no web server, no socket between client and
+app: the whole Django and DRF path, middleware included), `POST /v1/payments` with automatic
+capture on test tokens, as bench_payments.py sends it. Each side (`--app`, a checkout run with
+this one's venv, on a database of its own migrated by its own code; default this one) is
+counted twice per round: `--warm` creates, then `--warm`
++ `--creates`; the difference over `--creates` is its instructions per create, start-up and
+first requests (imports, prepared statements) left out. Sides alternate, `--rounds` times.
+PostgreSQL's and Redis's own work is not counted (other processes: bench_payments.py measures
+them), nor granian's.
+
+    .venv/bin/python bench/bench_instructions.py                       # this checkout
+    git worktree add ../before <commit>
+    .venv/bin/python bench/bench_instructions.py --app ../before --app .
+
+valgrind is Debian's (`apt-get install valgrind`); a round is ~30 s per side and run.
+"""
+
+import argparse
+import json
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import bench_payments as bench
+
+# Counts every instruction, simulates no cache: the fastest of valgrind's counting tools.
+VALGRIND = ["valgrind", "--tool=cachegrind", "--cache-sim=no", "--cachegrind-out-file=/dev/null"]
+COUNT = re.compile(r"I\s+refs:\s+([\d,]+)")
+
+
+def creates(secret: str, tokens: list[str]) -> None:
+    """The measured process: one create per token, each answered 201. Runs the code of its
+    working directory (the checkout counted), not this one's."""
+    sys.path[:] = [os.getcwd()] + [path for path in sys.path if path != str(bench.ROOT)]
+    import django
+
+    django.setup()
+    from django.test import Client
+
+    client = Client(HTTP_AUTHORIZATION=f"Bearer {secret}", SERVER_NAME="127.0.0.1")
+    for token in tokens:
+        body = {"amount": 1000, "currency": "eur", "reference": "bench",
+                "payment_method": {"type": "card", "token": token}}  # fmt: skip
+        answer = client.post("/v1/payments", json.dumps(body), content_type="application/json")
+        if answer.status_code != 201:
+            raise SystemExit(f"create answered {answer.status_code}: {answer.content[:300]!r}")
+
+
+def instructions(env: dict, secret: str, tokens: list[str]) -> int:
+    """Instructions the process creating one payment per token executes, start-up included."""
+    done = subprocess.run(
+        [*VALGRIND, bench.PYTHON, __file__, "_creates", secret, *tokens],
+        cwd=env["PYTHONPATH"],
+        env={**env, "PYTHONHASHSEED": "0"},  # the same dicts' layouts in every run
+        capture_output=True,
+        text=True,
+    )
+    found = COUNT.search(done.stderr)
+    if done.returncode or found is None:
+        raise SystemExit(f"the counted run failed:\n{done.stderr[-3000:]}")
+    return int(found.group(1).replace(",", ""))
+
+
+def per_create(env: dict, secret: str, tokens: list[str], warm: int) -> float:
+    """Instructions of one create: (warm + the rest) minus warm alone, over the rest."""
+    measured = len(tokens) - 2 * warm
+    alone = instructions(env, secret, tokens[:warm])
+    both = instructions(env, secret, tokens[warm:])
+    return (both - alone) / measured
+
+
+def arguments():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    bench.add_service_arguments(parser, "svc_bench_instructions")
+    parser.add_argument("--app", action="append", help="a checkout to count (repeat: A, B)")
+    parser.add_argument("--creates", type=int, default=100)
+    parser.add_argument("--warm", type=int, default=10)
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--pool-max", type=int, default=4)
+    args = parser.parse_args()
+    args.app = [str(Path(app).resolve()) for app in args.app or [bench.ROOT]]
+    args.production_limits = False  # limits lifted, as bench_payments.py measures them
+    return args
+
+
+@dataclass
+class Side:
+    """A checkout counted: its service's environment (its own database, migrated by its own
+    code), its merchant's secret key, and tokens enough for every round."""
+
+    env: dict
+    secret: str
+    tokens: Iterator[str]
+
+
+def prepare(args, index: int, app: str) -> Side:
+    database_url = f"{args.database_url}_{index}"
+    env = bench.service_env(argparse.Namespace(**{**vars(args), "app": app}))
+    env["DATABASE_URL"] = database_url
+    bench.recreate_database(database_url)
+    bench.manage(env, "migrate", "--noinput")
+    account = json.loads(
+        bench.manage(env, "create_merchant", "--name", "Bench", "--email", "b@x.test", "--json")
+    )
+    count = (2 * args.warm + args.creates) * args.rounds
+    tokens = bench.create_tokens(env, account["id"], count)
+    return Side(env, account["keys"]["test"]["secret"], iter(tokens))
+
+
+def main():
+    args = arguments()
+    if shutil.which("valgrind") is None:
+        print("bench_instructions: skipped, valgrind is not installed (apt-get install valgrind)")
+        return
+    sides = {app: prepare(args, index, app) for index, app in enumerate(args.app)}
+    counts = {app: [] for app in args.app}
+    for round_ in range(1, args.rounds + 1):
+        for app, side in sides.items():
+            batch = [next(side.tokens) for _ in range(2 * args.warm + args.creates)]
+            counts[app].append(per_create(side.env, side.secret, batch, args.warm))
+            print(f"round {round_} {app}: {counts[app][-1] / 1e6:.3f} M instructions per create",
+                  flush=True)  # fmt: skip
+    first = statistics.median(counts[args.app[0]])
+    for app, figures in counts.items():
+        median = statistics.median(figures)
+        spread = (max(figures) - min(figures)) / median
+        print(f"{app}: median {median / 1e6:.3f} M instructions per create "
+              f"(spread {spread:.1%}), {median / first:.3f}x the first")  # fmt: skip
+
+
+if __name__ == "__main__":
+    if sys.argv[1:2] == ["_creates"]:
+        creates(sys.argv[2], sys.argv[3:])
+    else:
+        main()
