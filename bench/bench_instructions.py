@@ -10,9 +10,9 @@ What runs: one process, Django's test client (no web server, no socket between c
 app: the whole Django and DRF path, middleware included), `POST /v1/payments` with automatic
 capture on test tokens, as bench_payments.py sends it. Each side (`--app`, a checkout run with
 this one's venv, on a database of its own migrated by its own code; default this one) is
-counted twice per round: `--warm` creates, then `--warm`
-+ `--creates`; the difference over `--creates` is its instructions per create, start-up and
-first requests (imports, prepared statements) left out. Sides alternate, `--rounds` times.
+counted twice per round: `--warm` creates, then `--warm` and `--creates` more; the
+difference over `--creates` is its instructions per create, start-up and first requests
+(imports, prepared statements) left out. Sides alternate, `--rounds` times.
 PostgreSQL's and Redis's own work is not counted (other processes: bench_payments.py measures
 them), nor granian's.
 
@@ -108,6 +108,8 @@ class Side:
 
 
 def prepare(args, index: int, app: str) -> Side:
+    """The side of `app`: its database (the bench's, suffixed with `index`), migrated, with a
+    merchant and its tokens."""
     database_url = f"{args.database_url}_{index}"
     env = bench.service_env(argparse.Namespace(**{**vars(args), "app": app}))
     env["DATABASE_URL"] = database_url
