@@ -19,7 +19,7 @@ from django.core.cache.backends.redis import RedisCache
 from redis.exceptions import RedisError
 
 from infra.breaker import Unavailable
-from infra.redisclient import primary_client, server_breaker
+from infra.redisclient import evalsha, primary_client, server_breaker
 
 log = logging.getLogger("admission")
 
@@ -48,7 +48,7 @@ def run_script(redis_cache: RedisCache, source: str, keys: list[str], args: list
     if script is None:
         script = _scripts[(client, source)] = client.register_script(source)
     keys = [redis_cache.make_and_validate_key(key) for key in keys]
-    return server_breaker(client).call(script, keys=keys, args=args)
+    return server_breaker(client).call(evalsha, client, script, keys, args)
 
 
 def warn_failing_open(what: str, error: Exception) -> None:

@@ -41,16 +41,18 @@ BATCH = 500  # rows a COPY writes at most
 
 
 def request_log_fields(request, response, duration_ms: float) -> dict:
+    """The entry's facts; what the client wrote (method, path, idempotency key) redacted, the
+    service's own values (ids, mode, status) as they are."""
     api_key = getattr(request, "api_key", None)
     fields = {
-        "method": request.method,
-        "path": request.path,
+        "method": _redacted(request.method),
+        "path": _redacted(request.path),
         "status": response.status_code,
         "merchant": getattr(api_key, "merchant_id", None),
         "key_id": getattr(api_key, "id", None),
         "mode": getattr(api_key, "mode", None),
         "request_id": getattr(request, "request_id", None),
-        "idempotency_key": request.META.get(KEY_HEADER),
+        "idempotency_key": _redacted(request.META.get(KEY_HEADER)),
         "replayed": response.get(REPLAYED_HEADER) == "true",
         "duration_ms": round(duration_ms, 1),
     }
@@ -58,10 +60,11 @@ def request_log_fields(request, response, duration_ms: float) -> dict:
         fields["original_request_id"] = response["X-Request-Id"]
     if response.has_header(INJECTED_HEADER):
         fields["injected"] = response[INJECTED_HEADER]
-    return {
-        name: redact_log_text(value) if isinstance(value, str) else value
-        for name, value in fields.items()
-    }
+    return fields
+
+
+def _redacted(text: str | None) -> str | None:
+    return None if text is None else redact_log_text(text)
 
 
 def _error_of(response) -> dict:

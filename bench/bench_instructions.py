@@ -6,13 +6,14 @@ from day to day), so a cut of a few per cent cannot be seen in CPU milliseconds.
 instructions a process executes does not depend on what else runs: cachegrind counts them
 (no cache simulation), deterministic to well under 1% between runs of the same code.
 
-What runs: one process, Django's test client (no web server, no socket between client and
-app: the whole Django and DRF path, middleware included), `POST /v1/payments` with automatic
-capture on test tokens, as bench_payments.py sends it. Each side (`--app`, a checkout run with
-this one's venv, on a database of its own migrated by its own code; default this one) is
-counted twice per round: `--warm` creates, then `--warm` and `--creates` more; the
-difference over `--creates` is its instructions per create, start-up and first requests
-(imports, prepared statements) left out. Sides alternate, `--rounds` times.
+What runs: one process calling the WSGI application granian serves (`config.wsgi`) as a
+server calls it (no socket between client and app; the whole Django and DRF path, middleware
+and the end of the request included: the connection's return to the pool), `POST
+/v1/payments` with automatic capture on test tokens, as bench_payments.py sends it. Each side
+(`--app`, a checkout run with this one's venv, on a database of its own migrated by its own
+code; default this one) is counted twice per round: `--warm` creates, then `--warm` and
+`--creates` more; the difference over `--creates` is its instructions per create, start-up
+and first requests (imports, prepared statements) left out. Sides alternate, `--rounds` times.
 PostgreSQL's and Redis's own work is not counted (other processes: bench_payments.py measures
 them), nor granian's.
 
@@ -24,6 +25,7 @@ valgrind is Debian's (`apt-get install valgrind`); a round is ~30 s per side and
 """
 
 import argparse
+import io
 import json
 import os
 import re
@@ -46,18 +48,48 @@ def creates(secret: str, tokens: list[str]) -> None:
     """The measured process: one create per token, each answered 201. Runs the code of its
     working directory (the checkout counted), not this one's."""
     sys.path[:] = [os.getcwd()] + [path for path in sys.path if path != str(bench.ROOT)]
-    import django
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+    from config.wsgi import application  # what granian serves
 
-    django.setup()
-    from django.test import Client
-
-    client = Client(HTTP_AUTHORIZATION=f"Bearer {secret}", SERVER_NAME="127.0.0.1")
     for token in tokens:
         body = {"amount": 1000, "currency": "eur", "reference": "bench",
                 "payment_method": {"type": "card", "token": token}}  # fmt: skip
-        answer = client.post("/v1/payments", json.dumps(body), content_type="application/json")
-        if answer.status_code != 201:
-            raise SystemExit(f"create answered {answer.status_code}: {answer.content[:300]!r}")
+        status, answer = served(application, secret, json.dumps(body).encode())
+        if not status.startswith("201"):
+            raise SystemExit(f"create answered {status}: {answer[:300]!r}")
+
+
+def served(application, secret: str, body: bytes) -> tuple[str, bytes]:
+    """`POST /v1/payments` through the WSGI application as a server calls it: the environ a
+    server builds, the answer's chunks read, then close() (Django's request_finished: the
+    connection's return to the pool, as after every request in production)."""
+    environ = {
+        "REQUEST_METHOD": "POST",
+        "PATH_INFO": "/v1/payments",
+        "QUERY_STRING": "",
+        "SERVER_NAME": "127.0.0.1",
+        "SERVER_PORT": "8000",
+        "SERVER_PROTOCOL": "HTTP/1.1",
+        "REMOTE_ADDR": "127.0.0.1",
+        "HTTP_HOST": "127.0.0.1:8000",
+        "HTTP_AUTHORIZATION": f"Bearer {secret}",
+        "CONTENT_TYPE": "application/json",
+        "CONTENT_LENGTH": str(len(body)),
+        "wsgi.input": io.BytesIO(body),
+        "wsgi.errors": sys.stderr,
+        "wsgi.url_scheme": "http",
+        "wsgi.version": (1, 0),
+        "wsgi.multithread": True,
+        "wsgi.multiprocess": True,
+        "wsgi.run_once": False,
+    }
+    started = []
+    result = application(environ, lambda status, headers, exc_info=None: started.append(status))
+    try:
+        answer = b"".join(result)
+    finally:
+        result.close()
+    return started[0], answer
 
 
 def instructions(env: dict, secret: str, tokens: list[str]) -> int:

@@ -287,10 +287,20 @@ def test_copy_rows_raises_djangos_errors_and_writes_nothing_of_a_refused_batch()
         (Event._meta.get_field("livemode"), None),
         (Event._meta.get_field("resource_version"), None),
         (Event._meta.get_field("dispatched_at"), timezone.now()),
+        (Event._meta.get_field("dispatched_at"), datetime.datetime(2026, 11, 29, 12)),  # naive
         (Event._meta.get_field("data"), {"a": 1}),
+        (Event._meta.get_field("data"), [1, "a"]),
+        (Event._meta.get_field("data"), None),
+        (Event._meta.get_field("data"), "a"),  # a JSON string
+        (Event._meta.get_field("id"), "evt_1"),  # a CharField's subclass
+        (Event._meta.get_field("resource_version"), 2**40),  # PositiveIntegerField
+        (Payment._meta.get_field("amount"), 1000),  # BigIntegerField
         (Payment._meta.get_field("merchant"), "mer_1"),
+        (Payment._meta.get_field("merchant"), ""),
+        (Payment._meta.get_field("merchant"), None),
     ],
 )
+@pytest.mark.filterwarnings("ignore:DateTimeField .* naive datetime:RuntimeWarning")  # both warn
 def test_prepared_gives_what_get_db_prep_save_gives(field, value):
     """The values a field would hand back unchanged skip its get_db_prep_save: whatever is
     skipped or not, the value sent is the one save() would send."""
