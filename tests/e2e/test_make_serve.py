@@ -24,6 +24,7 @@ from tests.e2e.stack import Collected, scratch_database
 pytestmark = [pytest.mark.e2e, pytest.mark.postgres]
 START_TIMEOUT = 120.0  # readiness polling on a busy 2-core box, not a timing assertion
 HOST = "127.0.0.2"  # not make's default (127.0.0.1): the address is the one given
+PROCESSES = ("web", "admin", "worker", "webhooks", "webhooks-test", "beat")  # the Procfile's
 
 
 def port_in(first: int, last: int) -> int:
@@ -108,13 +109,16 @@ def test_make_serve_starts_every_process_on_its_address_without_install_or_migra
             states = []
 
             def answered() -> bool:
+                """/readyz answers and every process has written its first line (a loaded
+                machine's worker may write its banner after beat's)."""
                 assert node.process.poll() is None, node.output()
                 states.append(readiness(readyz))
-                return states[-1] is not None and node.started("beat")
+                return states[-1] is not None and all(map(node.started, PROCESSES))
 
-            wait_for(answered, timeout=START_TIMEOUT)
-            for name in ("web", "admin", "worker", "webhooks", "webhooks-test", "beat"):
-                assert node.started(name), node.output()
+            try:
+                wait_for(answered, timeout=START_TIMEOUT)
+            except AssertionError as error:
+                pytest.fail(f"{error}; not every process started:\n{node.output()}")
             with pytest.raises(requests.ConnectionError):  # only where it was told
                 requests.get(f"http://127.0.0.1:{port}/healthz", timeout=5)
             assert states[-1]["status"] == 503
