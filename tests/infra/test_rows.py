@@ -1,6 +1,7 @@
 """infra.rows: hand-written SQL must give back exactly what the ORM would."""
 
 import datetime
+import json
 
 import pytest
 from django.db import DataError, connection, transaction
@@ -307,6 +308,7 @@ def test_prepared_gives_what_get_db_prep_save_gives(field, value):
     expected = field.get_db_prep_save(value, connection)
     sent = prepared(field, value, connection)
     if hasattr(expected, "obj"):  # JSON: the same object, dumped by orjson instead
-        assert sent.obj == expected.obj
+        assert sent.obj == expected.obj and type(sent) is type(expected)
+        assert json.loads(sent.dumps(sent.obj)) == json.loads(expected.dumps(expected.obj))
     else:
         assert sent == expected and type(sent) is type(expected)
