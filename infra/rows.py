@@ -9,6 +9,7 @@ dicts, time zones), then `Model.from_db`.
 
 import datetime
 import json
+from collections.abc import Callable
 from functools import cached_property, lru_cache
 from typing import NamedTuple
 
@@ -91,8 +92,8 @@ def insert_sql(
 ):
     """-> (sql, params) to INSERT `rows` in one statement, each a dict of field (att)name ->
     value, all with the same keys; `suffix` adds e.g. `ON CONFLICT DO NOTHING RETURNING id`.
-    Values go through each field's get_db_prep_save, as save() would; a column None in every
-    row is left out (_written_names).
+    Values are prepared as save() sends them (`prepared`); a column None in every row is left
+    out (_written_names).
 
     `async_commit` (one row, run in autocommit): on PostgreSQL the statement's transaction
     commits without waiting for its WAL to reach disk. Only for a row whose loss in a server
@@ -110,7 +111,7 @@ def insert_sql(
 
 
 def _adapted(row: dict, names: tuple, fields: list, connection) -> list:
-    """A row's values as save() would send them (each field's get_db_prep_save)."""
+    """A row's values as save() would send them (`prepared`)."""
     return [
         prepared(field, row[name], connection) for name, field in zip(names, fields, strict=True)
     ]
@@ -119,7 +120,7 @@ def _adapted(row: dict, names: tuple, fields: list, connection) -> list:
 def prepared(field, value, connection):
     """`value` as save() sends it for `field` (its get_db_prep_save; JSON by orjson). A value
     of the kind a field of its class usually holds takes only the step of that chain that
-    does anything (`_SHORTCUTS`): 5 calls become 1 for most of a create's 46 values."""
+    does anything (`_SHORTCUTS`): 5 calls become 1 or 2 for most of a create's 46 values."""
     shortcut = _shortcut(type(field))
     if shortcut is not None and type(value) in shortcut.kinds:
         return shortcut.prepare(field, value, connection)
@@ -154,7 +155,7 @@ def _foreign_key(field, value, connection):
 class _Shortcut(NamedTuple):
     base: type
     kinds: tuple  # the exact types of value it takes (a str subclass, e.g. a choice, does not)
-    prepare: object
+    prepare: Callable  # (field, value, connection) -> the value sent
 
 
 _SHORTCUTS = (
