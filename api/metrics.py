@@ -12,6 +12,8 @@ import time
 from django.conf import settings
 from prometheus_client import Counter, Histogram
 
+from infra.metrics import labelled
+
 REQUESTS = Counter(
     "svc_http_requests",
     "HTTP requests answered, by route (the URL pattern), method, status and key mode.",
@@ -56,15 +58,15 @@ def route_of(request) -> str:
 
 def error_answered(error, request) -> None:
     """Count one error envelope (api.errors.exception_handler, api.middleware.error_response)."""
-    ERRORS.labels(
-        error.type, error.code, mode_of(request) if request is not None else NO_MODE
+    labelled(
+        ERRORS, error.type, error.code, mode_of(request) if request is not None else NO_MODE
     ).inc()
 
 
 def rate_limited(limit: str, mode: str | None) -> None:
     """For a limiter: count one request refused with 429. `limit` names the limit (`rate`,
     `concurrency`, ...), `mode` the key's (`test`, `live`)."""
-    RATE_LIMITED.labels(limit, mode or NO_MODE).inc()
+    labelled(RATE_LIMITED, limit, mode or NO_MODE).inc()
 
 
 class RequestMetricsMiddleware:
@@ -78,6 +80,6 @@ class RequestMetricsMiddleware:
         response = self.get_response(request)
         route, mode = route_of(request), mode_of(request)
         method = request.method if request.method in METHODS else "other"
-        REQUESTS.labels(route, method, str(response.status_code), mode).inc()
-        LATENCY.labels(route, method, mode).observe(time.perf_counter() - started)
+        labelled(REQUESTS, route, method, str(response.status_code), mode).inc()
+        labelled(LATENCY, route, method, mode).observe(time.perf_counter() - started)
         return response

@@ -20,6 +20,7 @@ from prometheus_client import Histogram
 from prometheus_client.core import GaugeMetricFamily
 
 from config.models import TaskRun
+from infra.metrics import labelled
 
 log = logging.getLogger(__name__)
 
@@ -82,7 +83,7 @@ def _run_ends(task_id=None, task=None, state=None, **kwargs):
         return
     duration = time.perf_counter() - started
     succeeded = state == "SUCCESS"
-    TASK_DURATION.labels(task.name, "ok" if succeeded else "error").observe(duration)
+    labelled(TASK_DURATION, task.name, "ok" if succeeded else "error").observe(duration)
     now = timezone.now()
     record(
         task.name,

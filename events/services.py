@@ -10,7 +10,7 @@ from django.utils.module_loading import import_string
 from accounts.models import Merchant
 from events.catalogue import EVENT_TYPES
 from events.models import Event
-from infra.rows import insert_instances
+from infra.rows import insert_instances, new_instance
 
 
 def previous_attributes(before: dict | None, after: dict) -> dict:
@@ -101,7 +101,8 @@ def new_events(
     # does it later (the webhooks sweeper, or the caller).
     dispatched = now if fan_out and settings.EVENT_FAN_OUT_HOOKS else None
     return [
-        Event(
+        new_instance(
+            Event,
             merchant=merchant,
             livemode=livemode,
             type=type,

@@ -16,6 +16,9 @@ sum of the rounded components, so the breakdown always adds up (docs/payments.md
 """
 
 from dataclasses import dataclass, field
+from functools import lru_cache
+
+import orjson
 
 BPS = 10_000
 DEFAULT_SCHEDULE: dict = {"type": "blended", "rate_bps": 140, "fixed": {"eur": 25, "usd": 30}}
@@ -52,8 +55,15 @@ def _int_map(value, name: str) -> dict[str, int]:
 
 
 def parse_schedule(pricing: dict | None) -> Schedule:
-    """`Merchant.pricing` -> Schedule; InvalidSchedule names the first bad field."""
-    data = pricing or DEFAULT_SCHEDULE
+    """`Merchant.pricing` -> Schedule; InvalidSchedule names the first bad field. Parsed once
+    per process for each schedule (its JSON the key: a create reads it twice; callers only read
+    a Schedule), a bad one every time it is asked."""
+    return _schedule_of(orjson.dumps(pricing))
+
+
+@lru_cache(maxsize=1024)
+def _schedule_of(pricing_json: bytes) -> Schedule:
+    data = orjson.loads(pricing_json) or DEFAULT_SCHEDULE
     if not isinstance(data, dict):
         raise InvalidSchedule("pricing must be an object")
     kind = data.get("type")

@@ -11,6 +11,7 @@ import time
 from django.db import transaction
 from prometheus_client import Counter, Histogram
 
+from infra.metrics import labelled
 from payments.states import Status, Trigger
 
 PAYMENTS = Counter(
@@ -44,10 +45,10 @@ def payment_entered(payment, trigger: Trigger) -> None:
     answered = trigger in ANSWERED and status != Status.PENDING
 
     def count() -> None:
-        PAYMENTS.labels(mode, status, code).inc()
+        labelled(PAYMENTS, mode, status, code).inc()
         if answered:
             outcome = "approved" if status in APPROVED else status
-            AUTHORIZATIONS.labels(mode, outcome, code).inc()
+            labelled(AUTHORIZATIONS, mode, outcome, code).inc()
 
     transaction.on_commit(count)
 
@@ -60,6 +61,10 @@ def connector_call(connector, operation: str, livemode: bool):
         yield
         result = "ok"
     finally:
-        CONNECTOR_LATENCY.labels(
-            type(connector).__name__, str(operation), "live" if livemode else "test", result
+        labelled(
+            CONNECTOR_LATENCY,
+            type(connector).__name__,
+            str(operation),
+            "live" if livemode else "test",
+            result,
         ).observe(time.perf_counter() - started)

@@ -66,6 +66,7 @@ from infra.rows import (
     insert_sql,
     instance_values,
     mark_stored,
+    new_instance,
 )
 from payments import metrics
 from payments.connectors import Connector, ConnectorInDoubt, connector_of
@@ -104,7 +105,8 @@ def operation_new(
     removed) is refused first: an operation left `started` would be retried by recovery
     forever."""
     connector_of(payment)
-    return Operation(
+    return new_instance(
+        Operation,
         kind=kind,
         payment_id=payment.pk,
         refund_id=refund_id,

@@ -20,7 +20,7 @@ from accounts.models import Merchant
 from api.errors import ProcessingFailed, ServiceError, ValidationFailed
 from api.idempotency import Claim, answer_store
 from events.services import events_written, new_events
-from infra.rows import insert_instances
+from infra.rows import insert_instances, new_instance
 from payments import metrics
 from payments.connectors import connector_of
 from payments.fees import parse_schedule
@@ -127,7 +127,8 @@ def payment_create(
             f"{method.name} is paid without a token.", param="payment_method.token"
         )
     _check_account(merchant, amount)
-    payment = Payment(
+    payment = new_instance(
+        Payment,
         # The request's moment, as its id's (made here too), not the connector's answer's: a
         # `created` window is then an id window (payments.selectors.payment_list).
         created=timezone.now(),

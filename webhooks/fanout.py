@@ -8,7 +8,7 @@ from django.utils import timezone
 from api.errors import ProcessingFailed
 from events.catalogue import matches_any
 from events.models import Event
-from infra.rows import insert_rows, instance_values
+from infra.rows import insert_rows, instance_values, new_instance
 from webhooks import statements
 from webhooks.bulkhead import ENQUEUED_GRACE, LEASE, STUCK_ENDPOINT_BACKOFF, allot
 from webhooks.faults import fault_apply, test_faults
@@ -71,7 +71,7 @@ def deliveries_for(events: list[Event], locked: int | None = None) -> list[str]:
     waiting_resources = open_resources(pairs)
     deliveries = []
     for event, e in pairs:
-        delivery = Delivery(event=event, endpoint=e)
+        delivery = new_instance(Delivery, event=event, endpoint=e)
         key = (e.id, event.resource_id)
         if key in waiting_resources:
             delivery.status = Delivery.Status.BLOCKED  # an earlier event of it goes first

@@ -16,6 +16,7 @@ from django.utils import timezone
 from prometheus_client import Counter, Histogram
 from prometheus_client.core import GaugeMetricFamily
 
+from infra.metrics import labelled
 from webhooks.health import BUCKET
 from webhooks.models import Delivery, HealthBucket
 
@@ -42,12 +43,12 @@ def attempt_recorded(delivery: Delivery, outcome, status: str, now: datetime.dat
     """Count one recorded attempt (webhooks.attempts.delivery_record)."""
     mode = "live" if delivery.event.livemode else "test"
     result = "delivered" if outcome.delivered else "failed"
-    ATTEMPTS.labels(mode, result).inc()
-    ATTEMPT_DURATION.labels(result).observe(outcome.duration_ms / 1000)
+    labelled(ATTEMPTS, mode, result).inc()
+    labelled(ATTEMPT_DURATION, result).observe(outcome.duration_ms / 1000)
     if outcome.delivered:
-        DELIVERY_LATENCY.labels(mode).observe((now - delivery.event.created).total_seconds())
+        labelled(DELIVERY_LATENCY, mode).observe((now - delivery.event.created).total_seconds())
     elif status == Delivery.Status.DEAD_LETTERED:
-        DEAD_LETTERS.labels(mode).inc()
+        labelled(DEAD_LETTERS, mode).inc()
 
 
 def backlog(now: datetime.datetime) -> tuple[int, int, float]:

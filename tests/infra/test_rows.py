@@ -6,6 +6,7 @@ import json
 import pytest
 from django.db import DataError, connection, transaction
 from django.db.models.expressions import DatabaseDefault
+from django.db.models.signals import post_init
 from django.forms.models import model_to_dict
 from django.utils import timezone
 
@@ -14,16 +15,20 @@ from api.ids import new_id
 from events.models import Event
 from infra.rows import (
     ModelRows,
+    _construction,
     _json_bytes,
+    _plain,
     copy_rows,
     insert_instances,
     insert_instances_if,
     insert_rows,
     insert_sql,
     instance_values,
+    new_instance,
     prepared,
 )
-from payments.models import Operation, Payment
+from payments.models import Operation, Payment, Token
+from webhooks.models import Delivery, WebhookEndpoint
 
 pytestmark = pytest.mark.django_db
 
@@ -63,6 +68,8 @@ def test_model_rows_read_a_join_as_the_orm_does(merchant):
     assert read_merchant.pricing["blended"]["eur"]["fixed"] == 25  # JSON decoded, not text
     assert read_key.last_used_at.tzinfo is not None
     assert not read_key._state.adding  # saving it updates the row, as for an ORM instance
+    assert read_key._state.db == "default"
+    assert vars(read_key).keys() == vars(ApiKey.objects.get(pk=api_key.pk)).keys()
 
 
 def test_insert_instances_stores_what_save_would(merchant):
@@ -312,3 +319,61 @@ def test_prepared_gives_what_get_db_prep_save_gives(field, value):
         assert json.loads(sent.dumps(sent.obj)) == json.loads(expected.dumps(expected.obj))
     else:
         assert sent == expected and type(sent) is type(expected)
+
+
+def made_alike(model, **values):
+    """new_instance's instance and the constructor's, whose state they must share: the same
+    attributes with the same values (those a callable default makes: of the same type)."""
+    ours, django = new_instance(model, **values), model(**values)
+    made = {f.attname for f in model._meta.concrete_fields if callable(f._get_default)}
+    made -= {f.attname for f in model._meta.concrete_fields if f.attname in values}
+    made -= {f.attname for f in model._meta.concrete_fields if f.name in values}
+    assert vars(ours).keys() == vars(django).keys()
+    for name, value in vars(django).items():
+        if name == "_state":
+            continue
+        if name in made and not isinstance(value, DatabaseDefault):
+            assert type(vars(ours)[name]) is type(value), name
+        elif isinstance(value, DatabaseDefault):
+            assert vars(ours)[name] == value, name
+        else:
+            assert vars(ours)[name] == value and type(vars(ours)[name]) is type(value), name
+    assert (ours._state.db, ours._state.adding) == (django._state.db, django._state.adding)
+    assert ours._state.fields_cache == django._state.fields_cache
+    return ours
+
+
+def test_new_instance_makes_what_the_constructor_makes(merchant):
+    payment = made_alike(
+        Payment, merchant=merchant, livemode=False, amount=1000, currency="eur", reference="r",
+        metadata={"a": "1"}, created=timezone.now(),
+    )  # fmt: skip
+    assert payment.merchant is merchant and payment.merchant_id == merchant.pk
+    assert payment.pk.startswith("pay_") and payment.amount_captured == 0
+    made_alike(Operation, kind="create", payment_id=payment.pk, request={"x": 1})
+    event = made_alike(Event, merchant=merchant, livemode=False, type="payment.created",
+                       resource_id=payment.pk, data={})  # fmt: skip
+    assert isinstance(event.resource_version, DatabaseDefault)
+    endpoint = WebhookEndpoint(merchant=merchant, url="https://example.test/hook")
+    made_alike(Delivery, event=event, endpoint=endpoint)
+    made_alike(Payment, merchant=None, amount=1)
+    token = Token(merchant=merchant, livemode=False)
+    paid = new_instance(Payment, merchant=merchant, token=token)
+    assert paid.token_id == token.pk and token.payment is paid  # a one to one: both sides
+
+
+def test_new_instance_refuses_what_the_constructor_would_refuse_or_do_otherwise(merchant):
+    with pytest.raises(TypeError, match="unexpected keyword arguments"):
+        new_instance(Payment, merchant=merchant, colour="blue")
+
+    def noted(**kwargs):  # a receiver new_instance would skip
+        pass
+
+    _construction.cache_clear(), _plain.cache_clear()
+    post_init.connect(noted, sender=Merchant)
+    try:
+        with pytest.raises(TypeError, match="cannot stand for"):
+            new_instance(Merchant, name="x")
+    finally:
+        post_init.disconnect(noted, sender=Merchant)
+        _construction.cache_clear(), _plain.cache_clear()
