@@ -9,7 +9,8 @@ instructions a process executes does not depend on what else runs: cachegrind co
 What runs: one process calling the WSGI application granian serves (`config.wsgi`) as a
 server calls it (no socket between client and app; the whole Django and DRF path, middleware
 and the end of the request included: the connection's return to the pool), `POST
-/v1/payments` with automatic capture on test tokens, as bench_payments.py sends it. Each side
+/v1/payments` with automatic capture on test tokens and a fresh Idempotency-Key each, as
+bench_payments.py sends it (the claim and the stored answer included). Each side
 (`--app`, a checkout run with this one's venv, on a database of its own migrated by its own
 code; default this one) is counted twice per round: `--warm` creates, then `--warm` and
 `--creates` more; the difference over `--creates` is its instructions per create, start-up
@@ -33,6 +34,7 @@ import shutil
 import statistics
 import subprocess
 import sys
+import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -73,6 +75,7 @@ def served(application, secret: str, body: bytes) -> tuple[str, bytes]:
         "REMOTE_ADDR": "127.0.0.1",
         "HTTP_HOST": "127.0.0.1:8000",
         "HTTP_AUTHORIZATION": f"Bearer {secret}",
+        "HTTP_IDEMPOTENCY_KEY": str(uuid.uuid4()),  # a fresh one each, as bench_payments.py
         "CONTENT_TYPE": "application/json",
         "CONTENT_LENGTH": str(len(body)),
         "wsgi.input": io.BytesIO(body),

@@ -2,15 +2,18 @@
 script (admission.store), a read that must not go to a replica (accounts.keycache); and the
 circuit breaker of its server (infra.breaker), which every use in the request path goes through."""
 
+import os
+
 from django.core.cache.backends.redis import RedisCache
 from redis import Redis
 from redis.commands.core import Script
-from redis.exceptions import ConnectionError, DataError, NoScriptError, TimeoutError
+from redis.exceptions import ConnectionError, DataError, NoScriptError, ResponseError, TimeoutError
 
 from infra.breaker import Breaker, breaker
 
 _clients: dict = {}  # connection pool -> client
 _breakers: dict = {}  # client -> its server's breaker
+_kept: dict = {}  # connection pool -> (process id, the connection scripts are sent on)
 
 
 def primary_client(cache) -> Redis | None:
@@ -43,11 +46,12 @@ def _server_name(client: Redis) -> str:
 
 
 def evalsha(client: Redis, script: Script, keys: list, args: list):
-    """What `script(keys=keys, args=args)` answers, in about half of redis-py's instructions:
-    the EVALSHA packed here in one pass and sent on one of the pool's connections, under the
-    connection's own retry policy (redis-py 8's path times, records and wraps every call:
-    ~210,000 instructions a script, and a create runs two: docs/payments.md). A script the
-    server forgot (a restart) is loaded again and run, as Script does."""
+    """What `script(keys=keys, args=args)` answers, in about a third of redis-py's
+    instructions: the EVALSHA packed here in one pass and sent on the connection kept for
+    scripts (`_script_connection`), under the connection's own retry policy (redis-py 8's
+    path times, records and wraps every call: ~210,000 instructions a script, and a create
+    runs two: docs/payments.md). A script the server forgot (a restart) is loaded again and
+    run, as Script does."""
     try:
         return _sent(client.connection_pool, _evalsha_command(script, keys, args))
     except NoScriptError:
@@ -60,15 +64,41 @@ def _evalsha_command(script: Script, keys: list, args: list) -> bytes:
 
 
 def _sent(pool, command: bytes):
-    """`command`'s answer, read on a connection of `pool`; a connection that failed is closed
-    (the pool opens a new one for the retry), as redis-py's own commands do."""
-    connection = pool.get_connection()
+    """`command`'s answer, read on the script connection of `pool`. A connection that failed
+    is closed and opened again for the retry, as redis-py's own commands do; one an exception
+    left mid-reply (anything but the server's error answer, read whole) is closed too, so
+    the next command never reads a stale reply."""
+    connection = _script_connection(pool)
     try:
         return connection.retry.call_with_retry(
             lambda: _send_and_read(connection, command), lambda error: connection.disconnect()
         )
-    finally:
-        pool.release(connection)
+    except ResponseError:
+        raise
+    except BaseException:
+        connection.disconnect()
+        raise
+
+
+def _script_connection(pool):
+    """A connection of `pool` that this module keeps for its scripts, made by the pool (its
+    settings, its count of connections) but never checked out: the pool's check-out and
+    check-in, with their locks, checks and observability records, cost more instructions
+    than the round trip (~75 Python calls a script). Django's caches, and so their pools, are
+    per thread, so one connection is never shared by two threads; a forked process makes its
+    own, as the pool does. Checked as the pool checks what it hands out: a socket with
+    something to read (the server's close) is opened again."""
+    kept = _kept.get(pool)
+    if kept is None or kept[0] != os.getpid():
+        kept = _kept[pool] = (os.getpid(), pool.make_connection())
+    connection = kept[1]
+    try:
+        stale = connection.can_read()  # a reply left unread: never here, but then afresh
+    except (ConnectionError, TimeoutError, OSError):  # the server closed it
+        stale = True
+    if stale:
+        connection.disconnect()  # the send opens it again
+    return connection
 
 
 def _send_and_read(connection, command: bytes):

@@ -4,7 +4,7 @@ import pytest
 from django.core.cache import caches
 from redis.exceptions import DataError, ResponseError
 
-from infra.redisclient import _packed, evalsha, primary_client
+from infra.redisclient import _packed, _script_connection, evalsha, primary_client
 
 # Answers of every kind a script gives back: integers, text, nested tables, nil, a float
 # (as text: Lua numbers come back truncated), and the keys and arguments it was given.
@@ -36,11 +36,24 @@ def test_a_script_the_server_forgot_is_loaded_again(client):
     assert client.script_exists(script.sha) == [True]
 
 
-def test_a_scripts_error_is_raised_and_the_connection_stays_usable(client):
+def test_a_scripts_error_is_raised_and_its_connection_kept_usable(client):
     script = client.register_script("return redis.error_reply('refused here')")
     with pytest.raises(ResponseError, match="refused here"):
         evalsha(client, script, [], [])
-    assert client.ping()
+    kept = _script_connection(client.connection_pool)
+    assert kept._sock is not None  # the error was read whole: no reason to close it
+    assert evalsha(client, client.register_script("return 7"), [], []) == 7
+    assert _script_connection(client.connection_pool) is kept
+
+
+def test_scripts_go_on_one_connection_which_is_opened_again_once_the_server_drops_it(client):
+    script = client.register_script("return ARGV[1]")
+    assert evalsha(client, script, [], ["one"]) == b"one"
+    kept = _script_connection(client.connection_pool)
+    assert kept not in client.connection_pool._in_use_connections  # never checked out
+    client.client_kill_filter(skipme=True)  # every other connection: the kept one too
+    assert evalsha(client, script, [], ["two"]) == b"two"  # its retry opens it again
+    assert _script_connection(client.connection_pool) is kept and kept._sock is not None
 
 
 def test_arguments_are_written_as_redis_pys_encoder_writes_them(client):
