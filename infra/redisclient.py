@@ -92,12 +92,13 @@ def _script_connection(pool):
     if kept is None or kept[0] != os.getpid():
         kept = _kept[pool] = (os.getpid(), pool.make_connection())
     connection = kept[1]
-    try:
-        stale = connection.can_read()  # a reply left unread: never here, but then afresh
-    except (ConnectionError, TimeoutError, OSError):  # the server closed it
-        stale = True
-    if stale:
-        connection.disconnect()  # the send opens it again
+    if connection.is_connected:  # else the send connects it (once: a hung server is met once)
+        try:
+            stale = connection.can_read()  # a reply left unread: never here, but then afresh
+        except (ConnectionError, TimeoutError, OSError):  # the server closed it
+            stale = True
+        if stale:
+            connection.disconnect()
     return connection
 
 

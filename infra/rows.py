@@ -186,14 +186,17 @@ def insert_sql(
     if async_commit and connection.vendor == "postgresql" and connection.get_autocommit():
         select_tail = f"FROM {_ASYNC_COMMIT}"
     names = _written_names(model, rows)
-    sql, fields = _insert_statement(model, names, len(rows), suffix, select_tail, using)
-    return sql, [value for row in rows for value in _adapted(row, names, fields, connection)]
+    sql, adapting = _insert_statement(model, names, len(rows), suffix, select_tail, using)
+    return sql, [value for row in rows for value in _adapted(row, names, adapting, connection)]
 
 
-def _adapted(row: dict, names: tuple, fields: list, connection) -> list:
-    """A row's values as save() would send them (`prepared`)."""
+def _adapted(row: dict, names: tuple, adapting: tuple, connection) -> list:
+    """A row's values as save() would send them (`prepared`), `adapting` their (field, kinds
+    sent as they are) from `_target`: such a value is taken without a call."""
+    values = [row[name] for name in names]
     return [
-        prepared(field, row[name], connection) for name, field in zip(names, fields, strict=True)
+        value if type(value) in as_is else prepared(field, value, connection)
+        for value, (field, as_is) in zip(values, adapting, strict=True)
     ]
 
 
@@ -284,7 +287,7 @@ def _written_names(model, rows: list[dict]) -> tuple:
     send (a create's chained statement stays under psycopg's 50-parameter parse cache)."""
     keep = _database_defaulted(model)
     written = {name for row in rows for name, value in row.items() if value is not None}
-    return tuple(name for name in rows[0] if name in keep or name in written)
+    return tuple([name for name in rows[0] if name in keep or name in written])
 
 
 @lru_cache(maxsize=64)
@@ -306,8 +309,8 @@ _ASYNC_COMMIT = "(SELECT set_config('synchronous_commit', 'off', true)) AS async
 def _insert_statement(model, names: tuple, count: int, suffix: str, select_tail, using):
     """The INSERT's text and fields for `count` rows of `names`: the same few shapes run on
     every request, so each is written once per process."""
-    table, columns, fields = _target(model, names, using)
-    placeholders = ", ".join(["%s"] * len(fields))
+    table, columns, adapting = _target(model, names, using)
+    placeholders = ", ".join(["%s"] * len(adapting))
     if select_tail is not None:
         # One row only: PostgreSQL gives the parameters of a single SELECT the target
         # columns' types, where a UNION of several would make an untyped NULL text.
@@ -316,15 +319,22 @@ def _insert_statement(model, names: tuple, count: int, suffix: str, select_tail,
         source = f"SELECT {placeholders} {select_tail}"
     else:
         source = "VALUES " + ", ".join([f"({placeholders})"] * count)
-    return f"INSERT INTO {table} ({columns}) {source} {suffix}".rstrip(), fields
+    return f"INSERT INTO {table} ({columns}) {source} {suffix}".rstrip(), adapting
 
 
-def _target(model, names: tuple, using: str) -> tuple[str, str, list]:
-    """-> the model's table and the columns of `names`, quoted, and their fields."""
+def _target(model, names: tuple, using: str) -> tuple[str, str, tuple]:
+    """-> the model's table and the columns of `names`, quoted, and for each its field and
+    the kinds of value it sends as they are (its shortcut's, if that is `_as_is`)."""
     meta = model._meta
     fields = [meta.get_field(name) for name in names]
     quote = connections[using].ops.quote_name
-    return quote(meta.db_table), ", ".join(quote(field.column) for field in fields), fields
+    columns = tuple((field, _sent_as_is(type(field))) for field in fields)
+    return quote(meta.db_table), ", ".join(quote(field.column) for field in fields), columns
+
+
+def _sent_as_is(field_class) -> tuple:
+    shortcut = _shortcut(field_class)
+    return shortcut.kinds if shortcut is not None and shortcut.prepare is _as_is else ()
 
 
 def insert_rows(
@@ -354,7 +364,7 @@ def copy_rows(model, rows: list[dict], *, using: str = DEFAULT_DB_ALIAS) -> None
         insert_rows(model, rows, using=using)
         return
     names = _written_names(model, rows)
-    statement, fields = _copy_statement(model, names, using)
+    statement, adapting = _copy_statement(model, names, using)
     # Django's errors, as its execute() raises them (COPY is psycopg's own call).
     with (
         connection.wrap_database_errors,
@@ -362,23 +372,33 @@ def copy_rows(model, rows: list[dict], *, using: str = DEFAULT_DB_ALIAS) -> None
         cursor.copy(statement) as copy,
     ):
         for row in rows:
-            copy.write_row(_adapted(row, names, fields, connection))
+            copy.write_row(_adapted(row, names, adapting, connection))
 
 
 @lru_cache(maxsize=64)
 def _copy_statement(model, names: tuple, using: str):
-    table, columns, fields = _target(model, names, using)
-    return f"COPY {table} ({columns}) FROM STDIN", fields
+    table, columns, adapting = _target(model, names, using)
+    return f"COPY {table} ({columns}) FROM STDIN", adapting
 
 
 def instance_values(instance) -> dict:
     """Every concrete field's value of an instance, as a row for insert_sql(), except those
     left to the database (`db_default` not overridden: the column's default, or a trigger,
     fills them, as Django's own INSERT would leave them out)."""
-    values = {
-        field.attname: getattr(instance, field.attname) for field in instance._meta.concrete_fields
-    }
-    return {name: value for name, value in values.items() if not isinstance(value, DatabaseDefault)}
+    attnames, defaulted = _attnames(type(instance))
+    values = {name: getattr(instance, name) for name in attnames}
+    for name in defaulted:
+        if isinstance(values[name], DatabaseDefault):
+            del values[name]
+    return values
+
+
+@lru_cache(maxsize=64)
+def _attnames(model) -> tuple[tuple, tuple]:
+    """The concrete fields' attnames, and those of them that may hold a DatabaseDefault."""
+    fields = model._meta.concrete_fields
+    defaulted = tuple(f.attname for f in fields if f.db_default is not NOT_PROVIDED)
+    return tuple(f.attname for f in fields), defaulted
 
 
 def mark_stored(instance, using: str = DEFAULT_DB_ALIAS) -> None:

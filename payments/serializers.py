@@ -19,6 +19,7 @@ from api.fields import (
 )
 from api.ids import is_id
 from api.renderers import format_timestamp
+from api.validation import Input
 from payments.methods import find_method, get_method
 from payments.models import Payment, Token
 from payments.states import Status
@@ -45,12 +46,12 @@ class MethodTypeField(StrictCharField):
         return value
 
 
-class PaymentMethodInput(serializers.Serializer):
+class PaymentMethodInput(Input):
     type = MethodTypeField()
     token = IdField(required=False, allow_null=True)
 
 
-class BillingAddressInput(serializers.Serializer):
+class BillingAddressInput(Input):
     country = serializers.RegexField(
         r"^[A-Za-z]{2}$",
         max_length=2,
@@ -77,7 +78,7 @@ class CustomerIdField(IdField):
         return value
 
 
-class CustomerInput(serializers.Serializer):
+class CustomerInput(Input):
     id = CustomerIdField(required=False, allow_null=True)
     email = serializers.EmailField(required=False, allow_null=True, max_length=254)  # RFC 5321
     name = StrictCharField(required=False, allow_null=True, max_length=200)
@@ -89,7 +90,7 @@ STATEMENT_DESCRIPTOR = r"\A[A-Za-z0-9 *.\-]{2,22}\Z"  # \Z: `$` would let "ab\n"
 STATEMENT_DESCRIPTOR_RULE = "Must be 2-22 characters: letters, digits, spaces, '*', '.', '-'."
 
 
-class PaymentCreateInput(serializers.Serializer):
+class PaymentCreateInput(Input):
     amount = AmountField()
     currency = CurrencyField()
     reference = StrictCharField(min_length=1, max_length=64)
@@ -110,7 +111,7 @@ class PaymentCreateInput(serializers.Serializer):
     metadata = MetadataField(required=False)
 
 
-class PaymentConfirmInput(serializers.Serializer):
+class PaymentConfirmInput(Input):
     payment_method = PaymentMethodInput()
 
     def validate_payment_method(self, value):
@@ -119,7 +120,7 @@ class PaymentConfirmInput(serializers.Serializer):
         return value
 
 
-class CaptureInput(serializers.Serializer):
+class CaptureInput(Input):
     amount = AmountField(required=False)
 
 

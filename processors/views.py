@@ -3,19 +3,18 @@ payment-method reference, made in the payer's browser by the processor's own fie
 exchanged for our `tok_` with the merchant's live publishable key."""
 
 from drf_spectacular.utils import extend_schema
-from rest_framework import serializers
 from rest_framework.response import Response
 
 from api.errors import AuthorizationFailed
 from api.fields import CurrencyField, StrictCharField
-from api.validation import validated
+from api.validation import Input, validated
 from api.views import ServiceAPIView
 from payments.serializers import token_to_dict
 from processors import openapi
 from processors.tokens import live_token_exchange
 
 
-class ProcessorTokenInput(serializers.Serializer):
+class ProcessorTokenInput(Input):
     processor_reference = StrictCharField(max_length=255)
     currency = CurrencyField()
 

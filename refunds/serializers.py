@@ -1,14 +1,13 @@
 """Refunds on the wire: the input serializer and the one renderer of a refund, used for API
 responses and event payloads alike."""
 
-from rest_framework import serializers
-
 from api.fields import AmountField, MetadataField, StrictCharField
 from api.renderers import format_timestamp
+from api.validation import Input
 from refunds.models import Refund
 
 
-class RefundCreateInput(serializers.Serializer):
+class RefundCreateInput(Input):
     amount = AmountField(required=False)  # omitted: everything that remains refundable
     reason = StrictCharField(required=False, allow_null=True, allow_blank=True, max_length=200)
     metadata = MetadataField(required=False)

@@ -12,13 +12,12 @@ normal retry schedule. Its `data.object` (docs/webhooks.md "simulate-webhook"):
 
 from django.utils import timezone
 from drf_spectacular.utils import extend_schema
-from rest_framework import serializers
 from rest_framework.response import Response
 
 from api.errors import NotFound, ValidationFailed, quoted
 from api.fields import IdField, StrictChoiceField
 from api.renderers import format_timestamp
-from api.validation import validated
+from api.validation import Input, validated
 from api.views import ServiceAPIView
 from events.catalogue import EVENT_TYPE_CHOICES, family_of
 from events.models import Event
@@ -185,7 +184,7 @@ def resource_object(merchant, event_type: str, resource: str | None) -> dict:
     return synthetic_object(event_type)
 
 
-class SimulateInput(serializers.Serializer):
+class SimulateInput(Input):
     type = StrictChoiceField(choices=EVENT_TYPE_CHOICES)
     endpoint = IdField(required=False, allow_null=True)
     resource = IdField(required=False, allow_null=True)

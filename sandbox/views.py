@@ -13,7 +13,7 @@ from api.currencies import format_amount
 from api.errors import NotFound, ProcessingFailed
 from api.fields import StrictChoiceField
 from api.pagination import list_envelope, paginate_fixed
-from api.validation import validated
+from api.validation import Input, validated
 from api.views import ServiceAPIView
 from payments.models import Token
 from payments.serializers import StrictCharField, token_to_dict
@@ -32,7 +32,7 @@ from webhooks.selectors import event_get
 from webhooks.serializers import event_with_attempts
 
 
-class TokenInput(serializers.Serializer):
+class TokenInput(Input):
     type = StrictChoiceField(choices=Token.Type.choices, default=Token.Type.CARD)
     number = StrictCharField(max_length=64)
     exp_month = serializers.IntegerField(min_value=1, max_value=12)
@@ -105,7 +105,7 @@ class Advance(PaymentMixin, ServiceAPIView):
         return self.respond(rendered, payment)
 
 
-class AdvanceClockInput(serializers.Serializer):
+class AdvanceClockInput(Input):
     seconds = serializers.IntegerField(min_value=1, max_value=int(MAX_TRAVEL.total_seconds()))
 
 
@@ -141,7 +141,7 @@ class RetryNow(ServiceAPIView):
         return Response(event_with_attempts(event), status=202)
 
 
-class ResetInput(serializers.Serializer):
+class ResetInput(Input):
     webhook_endpoints = serializers.BooleanField(default=False)
 
 
@@ -164,7 +164,7 @@ def share_field():
     return serializers.FloatField(min_value=0.0, max_value=1.0, default=0.0)
 
 
-class FailureProfileInput(serializers.Serializer):
+class FailureProfileInput(Input):
     error_share = share_field()
     rate_limit_share = share_field()
     latency_share = share_field()

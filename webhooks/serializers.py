@@ -7,6 +7,7 @@ from api.errors import quoted
 from api.fields import IdField, StrictCharField, parse_time_filter
 from api.ids import is_id
 from api.renderers import format_timestamp
+from api.validation import Input
 from events.catalogue import is_valid_pattern
 from events.models import Event
 from events.serializers import event_to_dict
@@ -26,7 +27,7 @@ class StrictBooleanField(serializers.BooleanField):
         return data
 
 
-class EndpointInput(serializers.Serializer):
+class EndpointInput(Input):
     # The URL rules (and their own error codes) are the URL guard's: not repeated here.
     url = serializers.JSONField()
     description = StrictCharField(
@@ -117,7 +118,7 @@ def event_with_attempts(event: Event) -> dict:
     return {**event_to_dict(event), "attempts": [attempt_to_dict(a) for a in attempts]}
 
 
-class ResendInput(serializers.Serializer):
+class ResendInput(Input):
     endpoint = IdField(required=False, allow_null=True)
 
 
@@ -140,7 +141,7 @@ class TimeField(serializers.Field):
         return parsed
 
 
-class RecoverInput(serializers.Serializer):
+class RecoverInput(Input):
     since = TimeField()
     starting_after = IdField(required=False, allow_null=True)
 

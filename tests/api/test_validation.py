@@ -3,10 +3,11 @@
 import threading
 
 import pytest
+from rest_framework import serializers
 from rest_framework.exceptions import ValidationError
 
 import api.validation
-from api.validation import validated
+from api.validation import Input, validated
 from payments.serializers import PaymentCreateInput
 
 GOOD = {
@@ -51,3 +52,21 @@ def test_each_thread_validates_on_its_own_instance():
     for thread in threads:
         thread.join()
     assert len({id(instance) for instance in instances}) == 4
+
+
+class WithReadOnlyDefault(Input):
+    name = serializers.CharField()
+    kind = serializers.CharField(read_only=True, default="card")
+
+    class Meta:
+        validators = [lambda value: SEEN.append(dict(value))]
+
+
+SEEN: list = []
+
+
+def test_an_input_still_gives_its_validators_the_read_only_defaults_and_reads_no_read_only():
+    SEEN.clear()
+    assert validated(WithReadOnlyDefault, {"name": "n", "kind": "sent"}) == {"name": "n"}
+    assert SEEN == [{"kind": "card", "name": "n"}]  # as DRF's own Serializer gives them
+    assert not Input()._has_read_only_defaults and Input()._read_only_defaults() == {}

@@ -41,7 +41,7 @@ def test_a_scripts_error_is_raised_and_its_connection_kept_usable(client):
     with pytest.raises(ResponseError, match="refused here"):
         evalsha(client, script, [], [])
     kept = _script_connection(client.connection_pool)
-    assert kept._sock is not None  # the error was read whole: no reason to close it
+    assert kept.is_connected  # the error was read whole: no reason to close it
     assert evalsha(client, client.register_script("return 7"), [], []) == 7
     assert _script_connection(client.connection_pool) is kept
 
@@ -53,7 +53,7 @@ def test_scripts_go_on_one_connection_which_is_opened_again_once_the_server_drop
     assert kept not in client.connection_pool._in_use_connections  # never checked out
     client.client_kill_filter(skipme=True)  # every other connection: the kept one too
     assert evalsha(client, script, [], ["two"]) == b"two"  # its retry opens it again
-    assert _script_connection(client.connection_pool) is kept and kept._sock is not None
+    assert _script_connection(client.connection_pool) is kept and kept.is_connected
 
 
 def test_arguments_are_written_as_redis_pys_encoder_writes_them(client):
