@@ -1,9 +1,10 @@
 import datetime
 
 import pytest
+from rest_framework import serializers
 
 from api.currencies import CURRENCY_EXPONENTS
-from api.fields import parse_time_filter
+from api.fields import StrictCharField, parse_time_filter
 
 
 def test_currency_table_counts_match_the_spec():
@@ -27,3 +28,14 @@ def test_currency_table_counts_match_the_spec():
 )
 def test_time_filters_accept_rfc3339_or_unix_seconds(value, expected):
     assert parse_time_filter(value) == expected
+
+
+@pytest.mark.parametrize("text", ["a\ud800b", "\udfff", "ok \ud83d"])
+def test_a_strict_string_refuses_a_surrogate_as_drfs_own_check_does(text):
+    with pytest.raises(serializers.ValidationError) as ours:
+        StrictCharField().run_validation(text)
+    with pytest.raises(serializers.ValidationError) as drfs:
+        serializers.CharField(trim_whitespace=False).run_validation(text)
+    assert ours.value.detail == drfs.value.detail
+    assert ours.value.detail[0].code == "surrogate_characters_not_allowed"
+    assert StrictCharField().run_validation("plain \U0001f600 text") == "plain \U0001f600 text"
