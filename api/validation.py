@@ -25,10 +25,11 @@ def validated(serializer_class: type[serializers.Serializer], data) -> dict:
     return serializer.run_validation(data)
 
 
+# A request body's serializer (nested ones included): validated() keeps its instance, whose
+# fields never change, so what DRF works out from them on every validation is worked out once
+# (~60 calls of a create's validation). A comment, not a docstring: drf-spectacular would
+# publish an inherited docstring as every input schema's description.
 class Input(serializers.Serializer):
-    """A request body's serializer (nested ones included): validated() keeps its instance,
-    whose fields never change, so what DRF works out from them on every validation is
-    worked out once (~60 calls of a create's validation)."""
 
     @cached_property
     def _writable_fields(self) -> list:

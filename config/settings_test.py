@@ -6,6 +6,7 @@ always under CI) before this module is imported.
 
 import os
 import tempfile
+from urllib.parse import urlsplit, urlunsplit
 
 # A developer's .env (make run) must not leak into the suite or the processes it starts.
 os.environ.setdefault("ENV_FILE", "")
@@ -33,6 +34,23 @@ os.environ.setdefault("PROBE_REUSE_SECONDS", "0")
 
 # The suite's metric files in a directory of its own run (the processes it starts share it).
 os.environ.setdefault("PROMETHEUS_MULTIPROC_DIR", tempfile.mkdtemp(prefix="svc-test-metrics-"))
+
+
+def _own_redis_database(url: str, worker: str) -> str:
+    """`url` on another database for pytest-xdist's `worker` (gw0, gw1, ...): the next ones
+    after the suite's, wrapping within Redis's 16."""
+    parts = urlsplit(url)
+    base = int(parts.path.strip("/") or 0)
+    return urlunsplit(parts._replace(path=f"/{(base + 1 + int(worker[2:])) % 16}"))
+
+
+# Under pytest-xdist each worker has a Redis database of its own, as pytest-django gives it a
+# PostgreSQL database of its own: one worker's broker messages and cache keys never reach
+# another's tests or the Celery workers they start (which inherit it).
+if os.environ.get("PYTEST_XDIST_WORKER", "").startswith("gw") and os.environ.get("REDIS_URL"):
+    os.environ["REDIS_URL"] = _own_redis_database(
+        os.environ["REDIS_URL"], os.environ["PYTEST_XDIST_WORKER"]
+    )
 
 from config.settings import *  # noqa: E402,F403
 

@@ -175,3 +175,17 @@ def test_a_line_per_task_run_only_on_request(asked, dropped):
     assert result.returncode == 0, result.stderr
     shown = [line.split(" ", 4)[-1] for line in result.stderr.splitlines()]
     assert shown == [line for n, line in enumerate(EVERY_LINE) if n not in dropped]
+
+
+@pytest.mark.parametrize(
+    ("url", "worker", "expected"),
+    [
+        ("redis://127.0.0.1:6379/15", "gw0", "redis://127.0.0.1:6379/0"),
+        ("redis://127.0.0.1:6379/10", "gw1", "redis://127.0.0.1:6379/12"),
+        ("redis://:secret@redis.internal:6380", "gw0", "redis://:secret@redis.internal:6380/1"),
+    ],
+)
+def test_each_xdist_worker_gets_a_redis_database_of_its_own(url, worker, expected):
+    from config.settings_test import _own_redis_database
+
+    assert _own_redis_database(url, worker) == expected
