@@ -30,7 +30,6 @@ def validated(serializer_class: type[serializers.Serializer], data) -> dict:
 # (~60 calls of a create's validation). A comment, not a docstring: drf-spectacular would
 # publish an inherited docstring as every input schema's description.
 class Input(serializers.Serializer):
-
     @cached_property
     def _writable_fields(self) -> list:
         return [field for field in self.fields.values() if not field.read_only]
