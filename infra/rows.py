@@ -33,7 +33,6 @@ class ModelRows:
         self.alias = alias or model._meta.db_table
         self.qualify = alias is not None
         self.fields = model._meta.concrete_fields
-        self.attnames = [field.attname for field in self.fields]
 
     @cached_property
     def columns(self) -> str:
@@ -62,14 +61,15 @@ class ModelRows:
         for index, converters, column in self._converters:
             for convert in converters:
                 values[index] = convert(values[index], column, connection)
-        if not _plain(self.model) or self.model.from_db.__func__ is not Model.from_db.__func__:
-            return self.model.from_db(self.using, self.attnames, values)
+        attnames = _attnames(self.model)
+        if not _read_plainly(self.model):
+            return self.model.from_db(self.using, list(attnames), values)
         # What from_db makes (its positional __init__ sets each attname, then marks it stored),
         # without the call a field and the two signals' sends.
         instance = self.model.__new__(self.model)
         state = instance._state = ModelState()
         state.adding, state.db = False, self.using
-        instance.__dict__.update(zip(self.attnames, values, strict=True))
+        instance.__dict__.update(zip(attnames, values, strict=True))
         return instance
 
     def __len__(self) -> int:
@@ -127,6 +127,12 @@ def _construction(model) -> tuple:
         else:
             plan.append((field.name, field.attname, get, False, relation))
     return tuple(plan)
+
+
+@lru_cache(maxsize=64)
+def _read_plainly(model) -> bool:
+    """Whether `from_db` of `model` is Django's over Django's __init__ (`_plain`)."""
+    return _plain(model) and model.from_db.__func__ is Model.from_db.__func__
 
 
 class _Relation(NamedTuple):
@@ -385,20 +391,17 @@ def instance_values(instance) -> dict:
     """Every concrete field's value of an instance, as a row for insert_sql(), except those
     left to the database (`db_default` not overridden: the column's default, or a trigger,
     fills them, as Django's own INSERT would leave them out)."""
-    attnames, defaulted = _attnames(type(instance))
-    values = {name: getattr(instance, name) for name in attnames}
-    for name in defaulted:
+    model = type(instance)
+    values = {name: getattr(instance, name) for name in _attnames(model)}
+    for name in _database_defaulted(model):  # the fields that may hold a DatabaseDefault
         if isinstance(values[name], DatabaseDefault):
             del values[name]
     return values
 
 
 @lru_cache(maxsize=64)
-def _attnames(model) -> tuple[tuple, tuple]:
-    """The concrete fields' attnames, and those of them that may hold a DatabaseDefault."""
-    fields = model._meta.concrete_fields
-    defaulted = tuple(f.attname for f in fields if f.db_default is not NOT_PROVIDED)
-    return tuple(f.attname for f in fields), defaulted
+def _attnames(model) -> tuple:
+    return tuple(field.attname for field in model._meta.concrete_fields)
 
 
 def mark_stored(instance, using: str = DEFAULT_DB_ALIAS) -> None:
