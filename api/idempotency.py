@@ -33,6 +33,7 @@ from api.models import IdempotencyRecord
 from api.renderers import dumps
 from infra import failpoints
 from infra.deferred import DeferredWrites
+from infra.keyed import by_key
 from infra.retention import purge_rows
 from infra.rows import Columns, changed_a_row, insert_rows, prepared
 
@@ -216,6 +217,7 @@ def _insert_if_new(values: dict) -> int | None:
         [values],
         suffix="ON CONFLICT DO NOTHING RETURNING id",
         async_commit=True,
+        keyed=True,
     )
     return returned[0][0] if returned else None
 
@@ -325,7 +327,7 @@ def _update_held_sql(*fields: str) -> str:
     assignments = ", ".join(f"{getattr(r, field)} = %s" for field in fields)
     return (
         f"UPDATE {r.table} SET {assignments} "
-        f"WHERE {r.id} = %s AND {r.lease_token} = %s AND {r.status} IS NULL"
+        f"WHERE {by_key(r.id, f'{r.lease_token} = %s', f'{r.status} IS NULL')}"
     )
 
 

@@ -160,11 +160,15 @@ def setup_django(url: str) -> None:
 
 
 def plan_mode(mode: str) -> None:
-    """The pool's connections from now on run with plan_cache_mode=`mode`."""
+    """The pool's connections from now on run with plan_cache_mode=`mode`; with `auto`, psycopg
+    also prepares what a connection runs 5 times, as the settings had it until 2026-11-29
+    (since, it prepares only the keyed statements, by primary key: infra/keyed.py)."""
     from django.db import connection
 
     connection.close_pool()
-    connection.settings_dict["OPTIONS"]["options"] = f"-c plan_cache_mode={mode}"
+    options = connection.settings_dict["OPTIONS"]
+    options["options"] = f"-c plan_cache_mode={mode}"
+    options["prepare_threshold"] = 5 if mode == "auto" else None
 
 
 def old_payment_list(*, merchant, livemode, filters):

@@ -32,6 +32,8 @@ from django.conf import settings
 from django.core.signals import request_finished, request_started
 from django.db import connection
 
+from infra.keyed import keyed_cursor
+
 MAX_AGE = 60.0  # seconds an entry is served at most; a backstop, not the invalidation
 SQL = "SELECT value FROM api_config_revision WHERE id = 1"
 # A new random value, not a counter: a database restored from a backup must not return to a
@@ -67,7 +69,7 @@ def read(sql: str, params: list) -> int | None:
     """The revision as `sql` returns it; None off PostgreSQL."""
     if connection.vendor != "postgresql":
         return None
-    with connection.cursor() as cursor:
+    with keyed_cursor() as cursor:
         cursor.execute(sql, params)
         row = cursor.fetchone()
     return None if row is None else row[0]

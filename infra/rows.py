@@ -23,6 +23,8 @@ from django.db.models.expressions import DatabaseDefault
 from django.db.models.fields import NOT_PROVIDED, return_None
 from django.db.models.signals import post_init, pre_init
 
+from infra.keyed import keyed_cursor
+
 
 class ModelRows:
     """The columns of one model in a SELECT (qualified by `alias`, if given) or a RETURNING
@@ -349,11 +351,13 @@ def insert_rows(
     *,
     suffix: str = "",
     async_commit: bool = False,
+    keyed: bool = False,
     using: str = DEFAULT_DB_ALIAS,
 ):
-    """Runs insert_sql(); -> the rows RETURNING gave ([] without)."""
+    """Runs insert_sql(); -> the rows RETURNING gave ([] without). `keyed`: prepared, as a
+    statement of one shape run on every request (infra.keyed)."""
     sql, params = insert_sql(model, rows, suffix=suffix, async_commit=async_commit, using=using)
-    with connections[using].cursor() as cursor:
+    with keyed_cursor(using) if keyed else connections[using].cursor() as cursor:
         cursor.execute(sql, params)
         return cursor.fetchall() if "RETURNING" in suffix.upper() else []
 
@@ -475,7 +479,7 @@ def insert_instances_if(
     columns += [f"({read_sql})" for read_sql, _ in reads]
     read_params = [param for _, params in reads for param in params]
     final = (f"SELECT {', '.join(columns)}", read_params)
-    with connection.cursor() as cursor:
+    with keyed_cursor(using) as cursor:
         cursor.execute(*chained(named, [final]))
         row = cursor.fetchone()
     changed, *then_changed = (count > 0 for count in row[: len(counted)])
@@ -486,14 +490,15 @@ def insert_instances_if(
 
 
 def _value_of(statement: tuple[str, list], using: str):
-    with connections[using].cursor() as cursor:
+    with keyed_cursor(using) as cursor:
         cursor.execute(*statement)
         return cursor.fetchone()[0]
 
 
 def changed_a_row(statement: tuple[str, list], using: str = DEFAULT_DB_ALIAS) -> bool:
-    """Runs `statement` (sql, params), an UPDATE of at most one row: whether it changed one."""
-    with connections[using].cursor() as cursor:
+    """Runs `statement` (sql, params), an UPDATE of one row by its key (infra.keyed): whether it
+    changed it."""
+    with keyed_cursor(using) as cursor:
         cursor.execute(*statement)
         return cursor.rowcount == 1
 

@@ -22,6 +22,7 @@ from django.utils import timezone
 
 from api.errors import ProcessingFailed, ServiceError
 from api.ids import id_floor
+from infra.keyed import by_key
 from infra.retention import purge_rows
 from infra.rows import Columns, changed_a_row
 from payments.models import Operation
@@ -78,7 +79,8 @@ def _mark_sql() -> str:
     of a statement's text (~0.2 ms of CPU a create)."""
     o = Columns(Operation)
     applied, started = (f"'{state.value}'" for state in (Operation.State.APPLIED, STARTED))
-    return f"UPDATE {o.table} SET {o.state} = {applied} WHERE {o.id} = %s AND {o.state} = {started}"
+    still_started = f"{o.state} = {started}"
+    return f"UPDATE {o.table} SET {o.state} = {applied} WHERE {by_key(o.id, still_started)}"
 
 
 def operation_applying(operation: Operation) -> tuple[str, list]:

@@ -54,11 +54,12 @@ import functools
 from collections.abc import Callable
 from typing import Protocol
 
-from django.db import connection, transaction
+from django.db import transaction
 
 from api.errors import ServiceError
 from api.idempotency import Claim, answer_store, claim_holding, taken_over
 from infra import failpoints
+from infra.keyed import keyed_cursor
 from infra.rows import (
     chained,
     insert_instances,
@@ -149,7 +150,7 @@ def operation_start_taking(
         Operation, [instance_values(operation)], select_tail="WHERE EXISTS (SELECT FROM taken)"
     )
     answer = (f"SELECT {held}, taken.* FROM (SELECT 1) AS one LEFT JOIN taken ON true", [])
-    with connection.cursor() as cursor:
+    with keyed_cursor() as cursor:
         cursor.execute(*chained(named, [start, answer]))
         held_count, *taken = cursor.fetchone()
     if not held_count:

@@ -10,6 +10,7 @@ from django.utils import timezone
 
 from accounts.models import Merchant
 from api.errors import ValidationFailed, quoted
+from infra.keyed import by_key, keyed_cursor
 from infra.retention import purge_rows
 from infra.rows import Columns, ModelRows
 from payments.methods import Method
@@ -33,10 +34,10 @@ def _take_sql(after: str | None) -> str:
     held: payments.runner.operation_start_taking)."""
     t = Columns(Token)
     fence = f" AND EXISTS (SELECT FROM {after})" if after else ""
+    usable = (f"{t.merchant} = %s", f"{t.livemode} = %s", f"{t.used_at} IS NULL",
+              f"{t.expires_at} > %s", f"{t.type} = %s")  # fmt: skip
     return (
-        f"UPDATE {t.table} SET {t.used_at} = %s WHERE {t.id} = %s "
-        f"AND {t.merchant} = %s AND {t.livemode} = %s "
-        f"AND {t.used_at} IS NULL AND {t.expires_at} > %s AND {t.type} = %s{fence} "
+        f"UPDATE {t.table} SET {t.used_at} = %s WHERE {by_key(t.id, *usable)}{fence} "
         f"RETURNING {_TOKEN_ROWS.columns}"
     )
 
@@ -83,7 +84,7 @@ class TokenTake:
 def token_take(*, merchant: Merchant, livemode: bool, token_id: str, method: Method) -> Token:
     """Mark the token used and return it, or say why it cannot be used (400 token_invalid)."""
     take = TokenTake(merchant, livemode, token_id, method, timezone.now())
-    with connection.cursor() as cursor:
+    with keyed_cursor() as cursor:
         cursor.execute(*take.statement())
         row = cursor.fetchone()
     if row is None:

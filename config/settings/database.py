@@ -22,21 +22,15 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     }
 else:
     options = DATABASES["default"].setdefault("OPTIONS", {})
-    # Parameters bound by the server, and statements a connection runs often prepared (after
-    # 5 runs): no parse and plan per statement, no quoting in Python (docs/payments.md
-    # "Performance"). Off for a pooler that cannot keep prepared statements (PgBouncer in
-    # transaction mode).
+    # Parameters bound by the server: no quoting in Python, and the few keyed statements on
+    # every request's path prepared (infra.keyed). Off for a pooler that cannot keep prepared
+    # statements (PgBouncer in transaction mode).
     options["server_side_binding"] = env.bool("DATABASE_SERVER_SIDE_BINDING", default=True)
-    # Django leaves psycopg's preparing off unless OPTIONS asks for it, so until 2026-11-23
-    # nothing was prepared (~1 ms of PostgreSQL CPU a payment: docs/payments.md "Benchmark").
-    options["prepare_threshold"] = 5 if options["server_side_binding"] else None
-    if options["server_side_binding"]:
-        # A prepared statement's generic plan is made without the merchant id: a small
-        # merchant's filtered list then walks a big merchant's rows (docs/data.md "Reads at
-        # scale"). Each execution is planned for its own parameters; the parse stays saved.
-        # Appended to any options the URL carries; not sent to a pooler (binding off there).
-        startup = options.get("options", "")
-        options["options"] = f"{startup} -c plan_cache_mode=force_custom_plan".strip()
+    # psycopg prepares nothing by itself: a statement it prepared for running often would get
+    # a generic plan, made without the merchant id, with which a small merchant's filtered
+    # list walks a big merchant's rows (docs/data.md "Reads at scale"). infra.keyed prepares
+    # only statements that name their rows by key.
+    options["prepare_threshold"] = None
     if env.bool("DATABASE_POOL", default=True):
         DATABASES["default"]["CONN_MAX_AGE"] = 0  # the pool owns connection lifetime
         options["pool"] = {

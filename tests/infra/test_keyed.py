@@ -1,0 +1,139 @@
+"""Keyed statements (infra.keyed): PostgreSQL prepares them, and nothing else, and their generic
+plans walk only primary keys whatever the statistics say (docs/payments.md "Keyed
+statements")."""
+
+import datetime
+import json
+
+import pytest
+from django.db import connection
+from django.utils import timezone
+
+from api.models import IdempotencyRecord
+from infra.keyed import keyed_cursor
+from payments.models import Operation
+from tests.factories import TokenFactory
+from tests.payments.support import APPROVED, payment_body, tokenize
+
+pytestmark = [pytest.mark.postgres, pytest.mark.django_db]
+
+
+def prepared_here() -> dict[str, tuple]:
+    """This connection's prepared statements: text -> (name, parameter types, generic plans)."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT statement, name, parameter_types::text[], generic_plans "
+            "FROM pg_prepared_statements"
+        )
+        return {text: rest for text, *rest in cursor.fetchall()}
+
+
+def test_a_statement_run_often_is_not_prepared():
+    with connection.cursor() as cursor:
+        for _ in range(12):
+            cursor.execute("SELECT %s::int + 40", [2])
+            assert cursor.fetchone() == (42,)
+    assert "SELECT $1::int + 40" not in prepared_here()
+
+
+def test_a_keyed_statement_is_prepared_and_runs_on_its_generic_plan():
+    for _ in range(8):
+        with keyed_cursor() as cursor:
+            cursor.execute("SELECT %s::int + 41", [1])
+            assert cursor.fetchone() == (42,)
+    *_, generic_plans = prepared_here()["SELECT $1::int + 41"]
+    assert generic_plans >= 2  # PostgreSQL's five custom plans first, then its generic one
+    with connection.cursor() as cursor:  # the connection prepares nothing by itself again
+        for _ in range(12):
+            cursor.execute("SELECT %s::int + 1", [1])
+    assert "SELECT $1::int + 1" not in prepared_here()
+
+
+def test_nothing_is_prepared_without_binding_by_the_server(monkeypatch):
+    """A pooler that cannot keep prepared statements (DATABASE_SERVER_SIDE_BINDING=false)."""
+    monkeypatch.setitem(connection.settings_dict["OPTIONS"], "server_side_binding", False)
+    for _ in range(8):
+        with keyed_cursor() as cursor:
+            cursor.execute("SELECT %s::int + 39", [3])
+    assert "SELECT $1::int + 39" not in prepared_here()
+
+
+def fill_hot_tables(merchant) -> None:
+    """Rows that the partial indexes serve (unused tokens, started operations, claims in
+    flight): the rows a generic plan walked instead of the key's one (session 20)."""
+    now, n = timezone.now(), 400
+    TokenFactory.create_batch(
+        n, merchant=merchant, used_at=None, expires_at=now + datetime.timedelta(hours=1)
+    )
+    Operation.objects.bulk_create(
+        Operation(payment_id=f"pay_{i}", kind=Operation.Kind.CREATE) for i in range(n)
+    )
+    IdempotencyRecord.objects.bulk_create(
+        IdempotencyRecord(
+            merchant_id=merchant.pk,
+            livemode=False,
+            key_hash=f"{i:064}",
+            fingerprint="f",
+            method="POST",
+            path="/v1/payments",
+            request_id="r",
+            lease_token="t",
+            lease_until=now,
+            created=now,
+            expires_at=now,
+        )  # fmt: skip
+        for i in range(n)
+    )
+
+
+def generic_plan_scans(name: str, parameter_types: list) -> list[tuple[str, str, str | None]]:
+    """(node type, relation, index) of every scan in the generic plan of prepared `name`."""
+    nulls = ", ".join(["NULL"] * len(parameter_types))
+    with connection.cursor() as cursor:
+        cursor.execute("SET LOCAL plan_cache_mode = force_generic_plan")
+        cursor.execute(f"EXPLAIN (FORMAT JSON) EXECUTE {name}({nulls})" if nulls else
+                       f"EXPLAIN (FORMAT JSON) EXECUTE {name}")  # fmt: skip
+        (plan,) = cursor.fetchone()
+    plan = json.loads(plan) if isinstance(plan, str) else plan
+    scans, nodes = [], [plan[0]["Plan"]]
+    while nodes:
+        node = nodes.pop()
+        nodes += node.get("Plans", [])
+        if "Relation Name" in node and "Scan" in node["Node Type"]:
+            scans.append((node["Node Type"], node["Relation Name"], node.get("Index Name")))
+    return scans
+
+
+@pytest.mark.parametrize("analyzed", [False, True], ids=["unanalyzed", "analyzed"])
+def test_a_creates_keyed_statements_walk_only_primary_keys(api, merchant, analyzed):
+    fill_hot_tables(merchant)
+    if analyzed:
+        with connection.cursor() as cursor:
+            cursor.execute("ANALYZE")
+    body = payment_body(tokenize(api, APPROVED))
+    response = api.post("/v1/payments", body, format="json", HTTP_IDEMPOTENCY_KEY="k")
+    assert response.status_code == 201
+    keyed = prepared_here()
+    assert any(text.startswith("WITH changed AS (UPDATE") for text in keyed)  # steps 1 and 3
+    scans = {
+        scan
+        for name, parameter_types, _ in keyed.values()
+        for scan in generic_plan_scans(name, parameter_types)
+    }
+    assert scans  # the token taken, the operation marked, the claim renewed, ...
+    off_key = [
+        scan
+        for scan in scans
+        if scan[2] is None or not scan[2].endswith("_pkey")
+        if scan[1] != "api_config_revision"  # one row: a sequential scan is its cheapest
+    ]
+    assert off_key == []
+
+
+def test_the_resource_version_trigger_plans_its_read_for_each_event():
+    """The trigger's read runs on whatever connection inserts the event; a generic plan of it,
+    made while events_event was small and unanalyzed, walked every event of the merchant on
+    each insert (events 0010)."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT proconfig FROM pg_proc WHERE proname = 'events_resource_version'")
+        assert cursor.fetchone() == (["plan_cache_mode=force_custom_plan"],)
