@@ -6,6 +6,7 @@ from django.utils import timezone
 from accounts.models import ApiKey, Merchant
 from accounts.services import api_key_issue
 from api.ids import id_floor, new_ulid
+from api.models import IdempotencyRecord
 from events.models import Event
 from payments.models import Payment, Token
 from payments.states import Status
@@ -66,6 +67,25 @@ def card_details(bin_: str = "424242", last4: str = "4242", brand: str = "visa")
         "fingerprint": "0" * 32,
         "network_token": False,
     }
+
+
+class IdempotencyRecordFactory(factory.django.DjangoModelFactory):
+    """A merchant's (`merchant_id`) claim of a test-mode Idempotency-Key on a create, its lease
+    over and no response stored yet (give `status` for one)."""
+
+    class Meta:
+        model = IdempotencyRecord
+
+    livemode = False
+    key_hash = factory.Sequence(lambda n: f"{n:064}")
+    fingerprint = "f"
+    method = "POST"
+    path = "/v1/payments"
+    request_id = "req_1"
+    lease_token = "t"
+    lease_until = factory.LazyFunction(timezone.now)
+    created = factory.LazyFunction(timezone.now)
+    expires_at = factory.LazyFunction(lambda: timezone.now() + datetime.timedelta(days=1))
 
 
 class TokenFactory(factory.django.DjangoModelFactory):

@@ -9,10 +9,9 @@ import pytest
 from django.db import connection
 from django.utils import timezone
 
-from api.models import IdempotencyRecord
 from infra.keyed import keyed_cursor
 from payments.models import Operation
-from tests.factories import TokenFactory
+from tests.factories import IdempotencyRecordFactory, TokenFactory
 from tests.payments.support import APPROVED, payment_body, tokenize
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db]
@@ -68,22 +67,7 @@ def fill_hot_tables(merchant) -> None:
     Operation.objects.bulk_create(
         Operation(payment_id=f"pay_{i}", kind=Operation.Kind.CREATE) for i in range(n)
     )
-    IdempotencyRecord.objects.bulk_create(
-        IdempotencyRecord(
-            merchant_id=merchant.pk,
-            livemode=False,
-            key_hash=f"{i:064}",
-            fingerprint="f",
-            method="POST",
-            path="/v1/payments",
-            request_id="r",
-            lease_token="t",
-            lease_until=now,
-            created=now,
-            expires_at=now,
-        )  # fmt: skip
-        for i in range(n)
-    )
+    IdempotencyRecordFactory.create_batch(n, merchant_id=merchant.pk)
 
 
 def generic_plan_scans(name: str, parameter_types: list) -> list[tuple[str, str, str | None]]:

@@ -2,7 +2,6 @@
 batches; keys, live rows and other merchants' rows stay exactly as they were; a second reset
 finds nothing; the API, the admin button and manage.py run the same service."""
 
-import datetime
 import json
 from io import StringIO
 
@@ -10,7 +9,6 @@ import pytest
 from django.contrib.admin.utils import quote
 from django.core.management import call_command
 from django.forms.models import model_to_dict
-from django.utils import timezone
 
 from accounts.models import ApiKey
 from api.models import IdempotencyRecord
@@ -22,6 +20,7 @@ from sandbox.reset import sandbox_reset
 from tests.factories import (
     AttemptFactory,
     EventFactory,
+    IdempotencyRecordFactory,
     PaymentFactory,
     RefundFactory,
     TokenFactory,
@@ -73,19 +72,8 @@ def sandbox_of(merchant, livemode: bool) -> None:
     ChallengeSession.objects.create(payment_id=payment.pk)
     PaymentFactory(merchant=merchant, livemode=livemode, requires_action=True)
     TokenFactory(merchant=merchant, livemode=livemode, used_at=None)  # not used yet
-    IdempotencyRecord.objects.create(
-        merchant_id=merchant.pk,
-        livemode=livemode,
-        key_hash=f"{merchant.pk}{livemode}",
-        fingerprint="f",
-        method="POST",
-        path="/v1/payments",
-        request_id="req_1",
-        lease_token="t",
-        lease_until=timezone.now(),
-        status=201,
-        created=timezone.now(),
-        expires_at=timezone.now() + datetime.timedelta(days=1),
+    IdempotencyRecordFactory(
+        merchant_id=merchant.pk, livemode=livemode, key_hash=f"{merchant.pk}{livemode}", status=201
     )
 
 
