@@ -490,7 +490,7 @@ def insert_instances_if(
 
 
 def _value_of(statement: tuple[str, list], using: str):
-    with keyed_cursor(using) as cursor:
+    with connections[using].cursor() as cursor:
         cursor.execute(*statement)
         return cursor.fetchone()[0]
 
