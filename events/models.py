@@ -48,8 +48,10 @@ class Event(models.Model):
             models.Index(fields=["merchant", "livemode", "-id"], name="event_list"),
             # GET /v1/events?type= (docs/data.md "Reads at scale").
             models.Index(fields=["merchant", "livemode", "type", "-id"], name="event_type"),
-            # Also the numbering trigger's read of the resource's latest version.
-            models.Index(fields=["merchant", "livemode", "resource_id"], name="event_resource"),
+            # A resource's events (ids unique across merchants and modes): GET
+            # /v1/events?resource=, the back office's search, the numbering trigger's read of
+            # the resource's latest version (events 0010).
+            models.Index(fields=["resource_id"], name="event_resource_id"),
             models.Index(
                 fields=["created"],
                 condition=Q(dispatched_at__isnull=True),

@@ -13,7 +13,6 @@ from accounts.merchantfirst import (
     ModeFilter,
     merchant_name,
 )
-from accounts.models import Merchant
 from api.errors import ProcessingFailed
 from backoffice.toolkit import (
     CappedPaginator,
@@ -80,12 +79,11 @@ def resend_events(modeladmin, request, event):
 
 
 def event_search(term: str) -> Q:
-    """Each kind of id through an index: a resource's events through event_resource, which
-    leads with the merchant and mode, so every merchant and both modes are named (a few index
-    probes) rather than a new index on every event written (docs/back-office.md "Finding")."""
+    """Each kind of id through an index: an event by its id, a resource's events through
+    event_resource_id (docs/back-office.md "Finding")."""
     if term.startswith("evt_"):
         return Q(pk=term)
-    return Q(merchant__in=Merchant.objects.all(), livemode__in=[False, True], resource_id=term)
+    return Q(resource_id=term)
 
 
 def delivery_search(term: str) -> Q:
