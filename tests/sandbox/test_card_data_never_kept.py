@@ -7,6 +7,7 @@ import logging
 import pytest
 from django.apps import apps
 
+from accounts.models import ApiKey
 from tests.payments.support import payment_body
 
 NUMBER = "4000000000003220"
@@ -14,10 +15,17 @@ CVC = "9817"
 
 
 def database_text() -> str:
-    """Every row of every table the project knows, as text."""
+    """Every row of every table the project knows, as text; but the API keys' hashes: random
+    hex made before any card is sent, which may hold any four digits (a CI run once found the
+    cvc's in one)."""
     return "\n".join(
-        repr(row) for model in apps.get_models() for row in model.objects.values_list()
+        repr(row) for model in apps.get_models() for row in model.objects.values_list(*kept(model))
     )
+
+
+def kept(model) -> list[str]:
+    fields = [field.attname for field in model._meta.concrete_fields]
+    return [name for name in fields if name != "key_hash"] if model is ApiKey else fields
 
 
 @pytest.fixture
