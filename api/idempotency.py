@@ -325,10 +325,8 @@ def _update_held_sql(*fields: str) -> str:
     spend longer compiling one than running it. Parameters: the values, the id, the token."""
     r = Columns(IdempotencyRecord)
     assignments = ", ".join(f"{getattr(r, field)} = %s" for field in fields)
-    return (
-        f"UPDATE {r.table} SET {assignments} "
-        f"WHERE {by_key(r.id, f'{r.lease_token} = %s', f'{r.status} IS NULL')}"
-    )
+    held = by_key(r.id, f"{r.lease_token} = %s", f"{r.status} IS NULL")
+    return f"UPDATE {r.table} SET {assignments} WHERE {held}"
 
 
 def _update_held(claim: Claim, **values) -> tuple[str, list]:
