@@ -44,11 +44,12 @@ def keyed_cursor(using: str = DEFAULT_DB_ALIAS) -> Iterator:
             yield cursor
             return
         psycopg_connection = connection.connection
-        psycopg_connection.prepare_threshold = 0
+        # Given back as it was: the connection's own threshold stays the settings' business.
+        threshold, psycopg_connection.prepare_threshold = psycopg_connection.prepare_threshold, 0
         try:
             yield cursor
         finally:
-            psycopg_connection.prepare_threshold = None
+            psycopg_connection.prepare_threshold = threshold
 
 
 def _prepares(connection) -> bool:
