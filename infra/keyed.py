@@ -37,19 +37,33 @@ def by_key(key: str, *conditions: str) -> str:
 def keyed_cursor(using: str = DEFAULT_DB_ALIAS) -> Iterator:
     """A cursor whose statements PostgreSQL prepares (with parameters bound by the server);
     elsewhere, and with binding off (a pooler that cannot keep prepared statements), a plain
-    cursor."""
+    cursor. The psycopg cursor underneath is kept with its connection (`_kept_cursor`)."""
     connection = connections[using]
-    with connection.cursor() as cursor:
-        if not _prepares(connection):
+    if not _prepares(connection):
+        with connection.cursor() as cursor:
             yield cursor
-            return
-        psycopg_connection = connection.connection
-        # Given back as it was: the connection's own threshold stays the settings' business.
-        threshold, psycopg_connection.prepare_threshold = psycopg_connection.prepare_threshold, 0
-        try:
-            yield cursor
-        finally:
-            psycopg_connection.prepare_threshold = threshold
+        return
+    connection.close_if_health_check_failed()
+    connection.ensure_connection()
+    psycopg_connection = connection.connection
+    with connection.wrap_database_errors:
+        cursor = connection._prepare_cursor(_kept_cursor(connection, psycopg_connection))
+    # Given back as it was: the connection's own threshold stays the settings' business.
+    threshold, psycopg_connection.prepare_threshold = psycopg_connection.prepare_threshold, 0
+    try:
+        yield cursor
+    finally:
+        psycopg_connection.prepare_threshold = threshold
+
+
+def _kept_cursor(connection, psycopg_connection):
+    """One psycopg cursor per pooled connection for its keyed statements, made once: a new
+    one per statement built its adapters map and looked up a dumper for every parameter
+    again (psycopg keeps both per cursor)."""
+    cursor = getattr(psycopg_connection, "_keyed_cursor", None)
+    if cursor is None or cursor.closed:
+        cursor = psycopg_connection._keyed_cursor = connection.create_cursor()
+    return cursor
 
 
 def _prepares(connection) -> bool:

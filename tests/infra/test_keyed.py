@@ -8,7 +8,8 @@ import json
 
 import factory
 import pytest
-from django.db import connection
+from django.db import DataError, connection
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from infra.keyed import keyed_cursor
@@ -59,6 +60,40 @@ def test_nothing_is_prepared_without_binding_by_the_server(monkeypatch):
         with keyed_cursor() as cursor:
             cursor.execute("SELECT %s::int + 39", [3])
     assert "SELECT $1::int + 39" not in prepared_here()
+
+
+def psycopg_cursor_of(wrapper):
+    return wrapper.cursor  # Django's CursorWrapper (or its debug twin) holds psycopg's
+
+
+def test_keyed_statements_share_one_psycopg_cursor_per_connection():
+    with keyed_cursor() as first:
+        first.execute("SELECT 1")
+    with keyed_cursor() as second:
+        second.execute("SELECT %s::int", [2])
+        assert second.fetchone() == (2,)
+    assert psycopg_cursor_of(second) is psycopg_cursor_of(first)
+    assert not psycopg_cursor_of(first).closed
+
+
+@pytest.mark.django_db(transaction=True)  # the connection closed, then opened again
+def test_a_new_connection_gets_a_cursor_of_its_own():
+    with keyed_cursor() as before:
+        before.execute("SELECT 1")
+    connection.close()
+    with keyed_cursor() as after:
+        after.execute("SELECT %s::int", [3])
+        assert after.fetchone() == (3,)
+    assert psycopg_cursor_of(after) is not psycopg_cursor_of(before)
+    assert psycopg_cursor_of(after).connection is connection.connection
+
+
+def test_a_kept_cursor_is_seen_by_query_capture_and_raises_djangos_errors():
+    with CaptureQueriesContext(connection) as captured, keyed_cursor() as cursor:
+        cursor.execute("SELECT %s::int + 1", [4])
+    assert [query["sql"] for query in captured.captured_queries] == ["SELECT 4::int + 1"]
+    with pytest.raises(DataError), keyed_cursor() as cursor:
+        cursor.execute("SELECT 1 / %s::int", [0])
 
 
 def fill_hot_tables(merchant) -> None:
