@@ -15,3 +15,6 @@ class ConfigConfig(AppConfig):
             beatruns,  # noqa: F401  (connects the Celery signals it records from)
             checks,  # noqa: F401  (registers the deploy checks)
         )
+        from config.threadstate import keep_thread_state_in_thread_locals
+
+        keep_thread_state_in_thread_locals()

@@ -32,7 +32,12 @@ os.environ.setdefault("ADMIN_REQUIRE_2FA", "false")
 # sets it to see the reuse.
 os.environ.setdefault("PROBE_REUSE_SECONDS", "0")
 
-# The suite's metric files in a directory of its own run (the processes it starts share it).
+# The suite's metric files in a directory of its own run (the processes it starts share it);
+# under pytest-xdist one per worker, as /metrics sums every file there: a test counting the
+# requests of a route saw the other worker's too.
+_WORKER = os.environ.get("PYTEST_XDIST_WORKER", "")
+if _WORKER and f"-{_WORKER}-" not in os.environ.get("PROMETHEUS_MULTIPROC_DIR", ""):
+    os.environ["PROMETHEUS_MULTIPROC_DIR"] = tempfile.mkdtemp(prefix=f"svc-test-metrics-{_WORKER}-")
 os.environ.setdefault("PROMETHEUS_MULTIPROC_DIR", tempfile.mkdtemp(prefix="svc-test-metrics-"))
 
 
