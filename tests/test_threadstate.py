@@ -1,9 +1,6 @@
 """Django's per-thread state in plain thread-locals (config/threadstate.py): swapped in every
 process, still one per thread, and nothing a thread held lost in the swap."""
 
-import os
-import subprocess
-import sys
 import threading
 
 import django.urls.base as urls_base
@@ -13,6 +10,7 @@ from django.db import connections
 from django.urls import get_script_prefix, set_script_prefix
 
 from config.threadstate import keep_thread_state_in_thread_locals
+from tests.support.fresh import printed_by_a_fresh_process
 
 
 def in_another_thread(work):
@@ -33,14 +31,7 @@ def test_a_process_keeps_djangos_thread_state_in_thread_locals():
         "held = [connections._connections, caches._connections, b._prefixes, b._urlconfs]\n"
         "print(all(type(local) is threading.local for local in held))"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", code],
-        env={**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings", "DEBUG": "true"},
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert done.stdout.strip() == "True", done.stderr[-2000:]
+    assert printed_by_a_fresh_process(code) == "True"
 
 
 def test_each_thread_still_has_a_connection_a_cache_and_a_prefix_of_its_own():
