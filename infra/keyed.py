@@ -43,6 +43,7 @@ def keyed_cursor(using: str = DEFAULT_DB_ALIAS) -> Iterator:
         with connection.cursor() as cursor:
             yield cursor
         return
+    # Django's own `_cursor()`, with the kept cursor where it makes a new one.
     connection.close_if_health_check_failed()
     connection.ensure_connection()
     psycopg_connection = connection.connection
