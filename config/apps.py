@@ -2,8 +2,10 @@ from django.apps import AppConfig
 
 
 class ConfigConfig(AppConfig):
-    """`config` as an app only for what wiring the house records: the beat tasks' last runs
-    (config/beatruns.py), which every node's readiness and metrics read."""
+    """`config` as an app for what wiring the house records: the beat tasks' last runs
+    (config/beatruns.py), which every node's readiness and metrics read; and, once Django is
+    set up, the leaner reads of its thread state and settings every request makes
+    (config/threadstate.py, config/fastsettings.py)."""
 
     name = "config"
     label = "config"
@@ -15,6 +17,8 @@ class ConfigConfig(AppConfig):
             beatruns,  # noqa: F401  (connects the Celery signals it records from)
             checks,  # noqa: F401  (registers the deploy checks)
         )
+        from config.fastsettings import read_settings_without_the_proxy_check
         from config.threadstate import keep_thread_state_in_thread_locals
 
         keep_thread_state_in_thread_locals()
+        read_settings_without_the_proxy_check()
