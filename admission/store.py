@@ -41,13 +41,14 @@ def shared() -> RedisCache | None:
 
 def run_script(redis_cache: RedisCache, source: str, keys: list[str], args: list):
     """Runs the Lua `source` on the primary, through its breaker. The keys get the cache's own
-    prefix and version, as cache.get() would give them. A script is registered once per client:
+    prefix and version, as cache.get() would give them (not checked for memcached, as
+    cache.get() checks them: the keys are ours). A script is registered once per client:
     hashing it on every request cost more CPU than the round trip to Redis."""
     client = primary_client(redis_cache)
     script = _scripts.get((client, source))
     if script is None:
         script = _scripts[(client, source)] = client.register_script(source)
-    keys = [redis_cache.make_and_validate_key(key) for key in keys]
+    keys = [redis_cache.make_key(key) for key in keys]
     return server_breaker(client).call(evalsha, client, script, keys, args)
 
 
