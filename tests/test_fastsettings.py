@@ -1,26 +1,10 @@
 """`settings.X` without LazyObject's per-read proxy check (config/fastsettings.py): a cached
 setting is read without running Python code, and overriding settings still works."""
 
-import sys
-
 from django.conf import settings
 from django.test import override_settings
 
-
-def python_calls_while(read) -> list[str]:
-    """The Python functions `read` calls (itself left out)."""
-    calls = []
-
-    def profile(frame, event, arg):
-        if event == "call":
-            calls.append(frame.f_code.co_qualname)
-
-    sys.setprofile(profile)
-    try:
-        read()
-    finally:
-        sys.setprofile(None)
-    return calls[1:]
+from tests.support.calls import python_calls_while
 
 
 def test_a_cached_setting_is_read_without_running_python_code():
