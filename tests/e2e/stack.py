@@ -8,6 +8,7 @@ PostgreSQL, its own scratch database, so it never touches the developer's data.
 """
 
 import contextlib
+import fcntl
 import hashlib
 import os
 import random
@@ -52,17 +53,21 @@ def fresh_copy(destination: Path) -> Path:
 
 def runtime_venv(copy: Path) -> Path:
     """The cached `pip install .` virtualenv (scripts/install.sh), rebuilt (from `copy`) when
-    pyproject.toml changed.
-    Its `.installed` stamp is touched so the Makefile sees it as up to date."""
+    pyproject.toml changed, by one test process at a time: under pytest-xdist two tests that
+    need it (the fresh clone's, the upgrade's) had built it at once, each removing what the
+    other installed. Its `.installed` stamp is touched so the Makefile sees it as up to date."""
     digest = hashlib.sha256((ROOT / "pyproject.toml").read_bytes()).hexdigest()
     stamp = RUNTIME_VENV / ".pyproject-sha256"
-    if not stamp.is_file() or stamp.read_text() != digest:
-        shutil.rmtree(RUNTIME_VENV, ignore_errors=True)
-        # The install step production runs (the Dockerfile's too): scripts/install.sh.
-        install = ["bash", "scripts/install.sh", str(RUNTIME_VENV)]
-        subprocess.run(install, cwd=copy, env=newcomer_env(PYTHON=sys.executable), check=True)
-        stamp.write_text(digest)
-    (RUNTIME_VENV / ".installed").touch()
+    RUNTIME_VENV.parent.mkdir(parents=True, exist_ok=True)
+    with open(RUNTIME_VENV.with_name(f"{RUNTIME_VENV.name}.lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # given back when the file closes
+        if not stamp.is_file() or stamp.read_text() != digest:
+            shutil.rmtree(RUNTIME_VENV, ignore_errors=True)
+            # The install step production runs (the Dockerfile's too): scripts/install.sh.
+            install = ["bash", "scripts/install.sh", str(RUNTIME_VENV)]
+            subprocess.run(install, cwd=copy, env=newcomer_env(PYTHON=sys.executable), check=True)
+            stamp.write_text(digest)
+        (RUNTIME_VENV / ".installed").touch()
     return RUNTIME_VENV
 
 
