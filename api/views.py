@@ -1,5 +1,7 @@
 """The base every API view derives from, and the envelope for Django's own 404 and 500."""
 
+import functools
+
 from django.conf import settings
 from django.http import HttpResponse
 from django.views.decorators.csrf import csrf_exempt
@@ -88,6 +90,31 @@ class ServiceAPIView(APIView):
     stored_response_cipher: BodyCipher | None = None
     budget_cost = 1
     _held_claim: Claim | None = None  # set by initial() when this request claimed its key
+
+    # DRF makes each of these anew on every request. Ours keep no state, so a view class's
+    # requests share one of each; throttles (KeyLimits keeps its wait) are still made per
+    # request, as DRF makes them.
+    def get_parsers(self):
+        return _shared_instances(type(self), "parser_classes")
+
+    def get_authenticators(self):
+        return _shared_instances(type(self), "authentication_classes")
+
+    def get_permissions(self):
+        return _shared_instances(type(self), "permission_classes")
+
+    def get_renderers(self):
+        return _shared_instances(type(self), "renderer_classes")
+
+    @property
+    def default_response_headers(self):
+        """DRF's `Allow` (every response carries it), joined once per view class: the first
+        request's view, set up as every later one is (Django's setup adds `head` to a view with
+        `get`), names the same methods."""
+        allow = _ALLOW_HEADERS.get(type(self))
+        if allow is None:
+            allow = _ALLOW_HEADERS[type(self)] = ", ".join(self.allowed_methods)
+        return {"Allow": allow}
 
     def initialize_request(self, request, *args, **kwargs):
         """DRF's request, holding the two attributes the request machinery reads most (~13
@@ -217,6 +244,14 @@ class ServiceAPIView(APIView):
             queryset, self.request.query_params, id_prefix=id_prefix
         )
         return list_envelope([serialize(item) for item in items], has_more, next_cursor, **extra)
+
+
+_ALLOW_HEADERS: dict[type, str] = {}
+
+
+@functools.cache
+def _shared_instances(view_class, attribute: str) -> list:
+    return [made() for made in getattr(view_class, attribute)]
 
 
 @csrf_exempt  # as every /v1/ view: bearer keys, never cookies (docs/request-safety.md)

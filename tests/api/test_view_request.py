@@ -27,3 +27,26 @@ def test_other_attributes_still_come_from_djangos_request():
     request = drf_request_of(django_request)
 
     assert request.request_id == "req_1" and request.path == "/v1/payments"
+
+
+def test_a_view_class_shares_its_stateless_parts_and_makes_its_throttles_anew():
+    first, second = (drf_request_of(RequestFactory().get("/v1/payments")) for _ in range(2))
+    views = []
+    for request in (first, second):
+        view = ServiceAPIView()
+        view.setup(request._request)
+        views.append(view)
+
+    assert views[0].get_authenticators()[0] is views[1].get_authenticators()[0]
+    assert views[0].get_parsers()[0] is views[1].get_parsers()[0]
+    assert views[0].get_throttles()[0] is not views[1].get_throttles()[0]
+
+
+def test_allow_names_the_methods_drf_names_on_every_request(db):
+    from payments.views import PaymentListCreate
+
+    view = PaymentListCreate.as_view()
+    answers = [view(RequestFactory().get("/v1/payments")) for _ in range(2)]
+
+    assert [answer.status_code for answer in answers] == [401, 401]  # no key
+    assert [answer["Allow"] for answer in answers] == ["GET, POST, HEAD, OPTIONS"] * 2
