@@ -12,6 +12,7 @@ from django.db import DataError, connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
+from infra import keyed
 from infra.keyed import keyed_cursor
 from payments.models import Operation
 from tests.factories import EventFactory, IdempotencyRecordFactory, TokenFactory
@@ -66,14 +67,33 @@ def psycopg_cursor_of(wrapper):
     return wrapper.cursor  # Django's CursorWrapper (or its debug twin) holds psycopg's
 
 
-def test_keyed_statements_share_one_psycopg_cursor_per_connection():
-    with keyed_cursor() as first:
-        first.execute("SELECT 1")
-    with keyed_cursor() as second:
-        second.execute("SELECT %s::int", [2])
-        assert second.fetchone() == (2,)
-    assert psycopg_cursor_of(second) is psycopg_cursor_of(first)
-    assert not psycopg_cursor_of(first).closed
+def run_keyed(sql: str, value: int):
+    """`sql` run on a keyed cursor with `value`: its psycopg cursor and that cursor's adapting
+    state (psycopg's Transformer)."""
+    with keyed_cursor() as cursor:
+        cursor.execute(sql, [value])
+        assert cursor.fetchone() == (value,)
+    return psycopg_cursor_of(cursor), psycopg_cursor_of(cursor)._tx
+
+
+def test_a_keyed_statement_runs_again_on_its_cursor_as_its_last_run_left_it():
+    first = run_keyed("SELECT %s::int", 2)
+    again = run_keyed("".join(["SELECT %s", "::int"]), 3)  # the same text, another str
+    other = run_keyed("SELECT %s::int + 0", 4)
+
+    assert again[0] is first[0] and not first[0].closed
+    assert again[1] is first[1]  # psycopg kept the dumpers and loaders it had looked up
+    assert other[0] is not first[0]
+
+
+def test_a_connection_keeps_a_bounded_number_of_statement_cursors(monkeypatch):
+    monkeypatch.setattr(keyed, "KEPT_STATEMENTS", 2)
+    oldest, _ = run_keyed("SELECT %s::int + 0 * 1", 1)
+    run_keyed("SELECT %s::int + 0 * 2", 2)
+    run_keyed("SELECT %s::int + 0 * 3", 3)
+
+    assert oldest.closed  # the least recently run, closed when a third came
+    assert len(connection.connection._keyed_cursors) <= 2
 
 
 @pytest.mark.django_db(transaction=True)  # the connection closed, then opened again
