@@ -60,29 +60,41 @@ def keyed_cursor(using: str = DEFAULT_DB_ALIAS) -> Iterator:
 class KeyedCursor:
     """What `keyed_cursor` yields: each statement run on the psycopg cursor kept for its text on
     the psycopg connection (pooled connections change between requests; the cursors go with
-    theirs), wrapped by Django's cursor each time (its error mapping, its query log).
+    theirs), Django's errors raised for psycopg's as Django's cursor raises them.
 
     psycopg makes a statement's adapting state anew (its Transformer: the dumper of each
     parameter's type, the loader of each column's) on every execute, unless the cursor runs
     the very same query object it ran last. A cursor per statement, given the text it was
     kept under, runs each statement as its previous run left it: 4.3% of a create's
-    instructions went to that state and its lookups."""
+    instructions went to that state and its lookups.
+
+    Django's cursor wrapper is made only where it adds something: the query log (DEBUG, the
+    tests' query capture) and the connection's execute wrappers. Otherwise `execute` does what
+    its `_execute` does, without the wrapper objects around each statement and fetch."""
 
     def __init__(self, connection, psycopg_connection):
         self._connection, self._psycopg_connection = connection, psycopg_connection
-        self._ran = None  # Django's cursor of the last statement: its results
+        self._ran = None  # the psycopg cursor of the last statement: its results
 
-    def execute(self, sql: str, params=None):
-        sql, cursor = _statement_cursor(self._connection, self._psycopg_connection, sql)
-        with self._connection.wrap_database_errors:
-            self._ran = self._connection._prepare_cursor(cursor)
-        return self._ran.execute(sql, params)
+    def execute(self, sql: str, params=None) -> None:
+        connection = self._connection
+        sql, cursor = _statement_cursor(connection, self._psycopg_connection, sql)
+        connection.validate_thread_sharing()
+        if connection.queries_logged or connection.execute_wrappers:
+            connection._prepare_cursor(cursor).execute(sql, params)
+        else:
+            connection.validate_no_broken_transaction()  # Django's CursorWrapper._execute
+            with connection.wrap_database_errors:
+                cursor.execute(sql, params)
+        self._ran = cursor
 
     def fetchone(self):
-        return self._ran.fetchone()
+        with self._connection.wrap_database_errors:
+            return self._ran.fetchone()
 
     def fetchall(self):
-        return self._ran.fetchall()
+        with self._connection.wrap_database_errors:
+            return self._ran.fetchall()
 
     @property
     def rowcount(self) -> int:
@@ -91,7 +103,7 @@ class KeyedCursor:
     @property
     def cursor(self):
         """The psycopg cursor of the last statement (as Django's cursor names its own)."""
-        return self._ran.cursor
+        return self._ran
 
 
 KEPT_STATEMENTS = 64  # per connection, the least recently run closed first

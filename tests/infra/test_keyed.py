@@ -116,6 +116,19 @@ def test_a_kept_cursor_is_seen_by_query_capture_and_raises_djangos_errors():
         cursor.execute("SELECT 1 / %s::int", [0])
 
 
+def test_the_connections_execute_wrappers_see_keyed_statements():
+    seen = []
+
+    def wrapper(execute, sql, params, many, context):
+        seen.append(sql)
+        return execute(sql, params, many, context)
+
+    with connection.execute_wrapper(wrapper), keyed_cursor() as cursor:
+        cursor.execute("SELECT %s::int + 2", [5])
+        assert cursor.fetchone() == (7,)
+    assert seen == ["SELECT %s::int + 2"]
+
+
 def fill_hot_tables(merchant) -> None:
     """Rows that the partial indexes serve (unused tokens, started operations, claims in
     flight): the rows a generic plan walked instead of the key's one (session 20)."""
