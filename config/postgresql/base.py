@@ -1,5 +1,6 @@
-"""Django's PostgreSQL backend, with the pool's check of a connection it hands out replaced
-(settings: ENGINE `config.postgresql`; docs/dependencies.md).
+"""Django's PostgreSQL backend, with the pool's check of a connection it hands out replaced,
+and its timestamptz loader where psycopg's own gives what it gives (settings: ENGINE
+`config.postgresql`; docs/dependencies.md).
 
 psycopg_pool's own check (ConnectionPool.check_connection, which Django passes with
 CONN_HEALTH_CHECKS) sends an empty query: one round trip, and a statement in PostgreSQL, on
@@ -16,10 +17,14 @@ at the first dead one this check has the pool check every idle connection
 the next try gets a live or a new connection.
 """
 
+import datetime
+import functools
 import select
 
 import psycopg
 from django.db.backends.postgresql import base
+from psycopg._cmodule import _psycopg
+from psycopg.adapt import AdaptersMap, Loader
 from psycopg_pool import ConnectionPool
 
 
@@ -45,7 +50,38 @@ def dropped_by_the_server(connection) -> bool:
     return bool(poller.poll(0))
 
 
+class UtcTimestamptzLoader(Loader):
+    """psycopg's C loader of a timestamptz, for connections whose time zone is UTC (Django sets
+    it on every connection when USE_TZ and no DATABASES TIME_ZONE): it gives an aware datetime
+    in `datetime.timezone.utc`, as Django's loader does. Django's subclasses psycopg's
+    pure-Python loader, which parses the text in Python: ~3.3 us a value against ~0.6 here
+    (a create loads its token's timestamps)."""
+
+    timezone = datetime.UTC  # compared by Django's create_cursor with its own
+
+    def __init__(self, oid: int, context=None):
+        super().__init__(oid, context)
+        self._load = _psycopg.TimestamptzLoader(oid, context).load
+
+    def load(self, data):
+        return self._load(data)
+
+
+@functools.cache
+def _with_utc_loader(adapters: AdaptersMap) -> AdaptersMap:
+    """Django's adapters template (one per time zone: it caches them) with our loader."""
+    with_loader = AdaptersMap(adapters)
+    with_loader.register_loader("timestamptz", UtcTimestamptzLoader)
+    return with_loader
+
+
 class DatabaseWrapper(base.DatabaseWrapper):
+    def get_connection_params(self):
+        params = super().get_connection_params()
+        if _psycopg is not None and self.timezone is datetime.UTC:
+            params["context"] = _with_utc_loader(params["context"])
+        return params
+
     @property
     def pool(self):
         pool = super().pool
