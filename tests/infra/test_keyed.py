@@ -64,7 +64,7 @@ def test_nothing_is_prepared_without_binding_by_the_server(monkeypatch):
 
 
 def psycopg_cursor_of(wrapper):
-    return wrapper.cursor  # Django's CursorWrapper (or its debug twin) holds psycopg's
+    return wrapper.cursor  # KeyedCursor, as Django's CursorWrapper, names psycopg's cursor so
 
 
 def run_keyed(sql: str, value: int):
@@ -93,7 +93,7 @@ def test_a_connection_keeps_a_bounded_number_of_statement_cursors(monkeypatch):
     run_keyed("SELECT %s::int + 0 * 3", 3)
 
     assert oldest.closed  # the least recently run, closed when a third came
-    assert len(connection.connection._keyed_cursors) <= 2
+    assert len(connection.connection._keyed_cursors) == 2
 
 
 @pytest.mark.django_db(transaction=True)  # the connection closed, then opened again
