@@ -79,11 +79,12 @@ class KeyedCursor:
     def execute(self, sql: str, params=None) -> None:
         connection = self._connection
         sql, cursor = _statement_cursor(connection, self._psycopg_connection, sql)
-        connection.validate_thread_sharing()
         if connection.queries_logged or connection.execute_wrappers:
             connection._prepare_cursor(cursor).execute(sql, params)
         else:
-            connection.validate_no_broken_transaction()  # Django's CursorWrapper._execute
+            # Django's _prepare_cursor check, then its CursorWrapper._execute.
+            connection.validate_thread_sharing()
+            connection.validate_no_broken_transaction()
             with connection.wrap_database_errors:
                 cursor.execute(sql, params)
         self._ran = cursor

@@ -7,10 +7,14 @@ from api.views import ServiceAPIView
 from tests.support.calls import python_calls_while
 
 
-def drf_request_of(django_request):
+def view_of(django_request) -> ServiceAPIView:
     view = ServiceAPIView()
     view.setup(django_request)
-    return view.initialize_request(django_request)
+    return view
+
+
+def drf_request_of(django_request):
+    return view_of(django_request).initialize_request(django_request)
 
 
 def test_method_and_meta_are_read_without_the_proxy():
@@ -30,12 +34,7 @@ def test_other_attributes_still_come_from_djangos_request():
 
 
 def test_a_view_class_shares_its_stateless_parts_and_makes_its_throttles_anew():
-    first, second = (drf_request_of(RequestFactory().get("/v1/payments")) for _ in range(2))
-    views = []
-    for request in (first, second):
-        view = ServiceAPIView()
-        view.setup(request._request)
-        views.append(view)
+    views = [view_of(RequestFactory().get("/v1/payments")) for _ in range(2)]
 
     assert views[0].get_authenticators()[0] is views[1].get_authenticators()[0]
     assert views[0].get_parsers()[0] is views[1].get_parsers()[0]
