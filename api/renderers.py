@@ -1,14 +1,18 @@
 """JSON out: compact, UTF-8 (`application/json; charset=utf-8`), RFC 3339 `Z` timestamps."""
 
 import datetime
+import functools
 import json
 
 import orjson
 from rest_framework.renderers import JSONRenderer
 
 
+@functools.lru_cache(maxsize=256)
 def format_timestamp(value: datetime.datetime | None) -> str | None:
-    """RFC 3339 UTC at second precision with a literal `Z`; `None` for a time not yet reached."""
+    """RFC 3339 UTC at second precision with a literal `Z`; `None` for a time not yet reached.
+    Kept for the last values (a create formats each of its payment's times twice: its event's
+    copy, its answer's); equal instants are equal datetimes in any zone, and write the same."""
     if value is None:
         return None
     return value.astimezone(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")

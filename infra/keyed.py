@@ -45,9 +45,11 @@ def keyed_cursor(using: str = DEFAULT_DB_ALIAS) -> Iterator:
         with connection.cursor() as cursor:
             yield cursor
         return
-    # Django's own `_cursor()`, the cursor made per statement (KeyedCursor.execute).
+    # Django's own `_cursor()`, the cursor made per statement (KeyedCursor.execute); its
+    # ensure_connection() only when there is none (it connects then, and does nothing else).
     connection.close_if_health_check_failed()
-    connection.ensure_connection()
+    if connection.connection is None:
+        connection.ensure_connection()
     psycopg_connection = connection.connection
     # Given back as it was: the connection's own threshold stays the settings' business.
     threshold, psycopg_connection.prepare_threshold = psycopg_connection.prepare_threshold, 0

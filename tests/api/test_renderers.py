@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from api.renderers import _stdlib_dumps, dumps
+from api.renderers import _stdlib_dumps, dumps, format_timestamp
 
 MOMENT = datetime.datetime(2026, 11, 28, 12, 30, 5, 123456, tzinfo=datetime.UTC)
 
@@ -52,3 +52,13 @@ def test_a_type_json_has_no_form_for_still_raises(value):
         dumps({"value": value})
     with pytest.raises(TypeError):
         json.dumps({"value": value})
+
+
+def test_a_timestamp_is_written_in_utc_whatever_zone_it_was_first_written_in():
+    plus_five = MOMENT.astimezone(datetime.timezone(datetime.timedelta(hours=5)))
+    format_timestamp.cache_clear()
+
+    assert format_timestamp(plus_five) == "2026-11-28T12:30:05Z"  # kept under that instant
+    assert format_timestamp(MOMENT) == "2026-11-28T12:30:05Z"
+    assert format_timestamp(MOMENT + datetime.timedelta(seconds=1)) == "2026-11-28T12:30:06Z"
+    assert format_timestamp(None) is None

@@ -17,20 +17,23 @@ def drf_request_of(django_request):
     return view_of(django_request).initialize_request(django_request)
 
 
-def test_method_and_meta_are_read_without_the_proxy():
+def test_what_the_machinery_reads_most_is_read_without_the_proxy():
     django_request = RequestFactory().post("/v1/payments", {}, content_type="application/json")
+    django_request.request_id = "req_1"  # RequestIdMiddleware's
     request = drf_request_of(django_request)
 
-    assert python_calls_while(lambda: (request.method, request.META)) == []
-    assert request.method == "POST" and request.META is django_request.META
+    reads = lambda: (request.method, request.META, request.path, request.request_id)  # noqa: E731
+    assert python_calls_while(reads) == []
+    assert reads() == ("POST", django_request.META, "/v1/payments", "req_1")
+    assert request.META is django_request.META
 
 
-def test_other_attributes_still_come_from_djangos_request():
-    django_request = RequestFactory().get("/v1/payments")
-    django_request.request_id = "req_1"
-    request = drf_request_of(django_request)
+def test_a_request_without_a_request_id_still_gets_one_set_later():
+    django_request = RequestFactory().get("/v1/payments", {"limit": "3"})
+    request = drf_request_of(django_request)  # no RequestIdMiddleware ran: none copied
+    django_request.request_id = "req_2"
 
-    assert request.request_id == "req_1" and request.path == "/v1/payments"
+    assert request.request_id == "req_2" and request.query_params["limit"] == "3"
 
 
 def test_a_view_class_shares_its_stateless_parts_and_makes_its_throttles_anew():

@@ -17,6 +17,7 @@ from infra.keyed import keyed_cursor
 from payments.models import Operation
 from tests.factories import EventFactory, IdempotencyRecordFactory, TokenFactory
 from tests.payments.support import APPROVED, payment_body, tokenize
+from tests.support.calls import python_calls_while
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db]
 
@@ -94,6 +95,14 @@ def test_a_connection_keeps_a_bounded_number_of_statement_cursors(monkeypatch):
 
     assert oldest.closed  # the least recently run, closed when a third came
     assert len(connection.connection._keyed_cursors) == 2
+
+
+def test_an_open_connection_is_not_asked_to_connect_again():
+    run_keyed("SELECT %s::int", 5)  # the connection is open from here on
+    calls = python_calls_while(lambda: run_keyed("SELECT %s::int", 6))
+
+    assert "BaseDatabaseWrapper.ensure_connection" not in calls
+    assert "KeyedCursor.execute" in calls  # the profile saw the statement run
 
 
 @pytest.mark.django_db(transaction=True)  # the connection closed, then opened again
