@@ -65,8 +65,8 @@ def creates(secret: str, tokens: list[str]) -> None:
 def request_log_writer():
     """The request log's writer of the checkout counted (`api.requestlog` in older ones).
     Its thread is off in the counted runs (REQUEST_LOG_FLUSH_SECONDS=0): it ran a round every
-    second of the run's wall time, which valgrind stretches by the machine's load, so the
-    rounds a run counted moved its figure by ~1%. The run writes its entries in one flush
+    second of the run's wall time, which valgrind stretches by the machine's load, so how
+    many rounds a run counted moved with that load. The run writes its entries in one flush
     at its end instead: each create's row counted, no round's."""
     try:
         from api.request_recorder import writer
