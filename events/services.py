@@ -87,13 +87,15 @@ def new_events(
     previous_attributes: dict | None = None,
     api_version: str | None = None,
     fan_out: bool = True,
+    one_statement: bool = False,
 ) -> list[Event]:
     """The events emit_all() writes, not stored yet: for a caller that inserts them in its
     own statement (a payment created with its events, behind its operation's fence), then
-    calls events_written() in the same transaction."""
+    calls events_written() in the same transaction. `one_statement`: that statement is the
+    whole transaction, in autocommit (with fan_out_guard in it)."""
     if unknown := [t for t in types if t not in EVENT_TYPES]:
         raise ValueError(f"unknown event type {unknown[0]!r}")
-    if not transaction.get_connection().in_atomic_block:
+    if not one_statement and not transaction.get_connection().in_atomic_block:
         raise RuntimeError("emit() must run inside the transaction that changes the resource")
     now = timezone.now()
     data = {"object": obj, "previous_attributes": previous_attributes or {}}
@@ -138,6 +140,20 @@ def fan_out_read(events: list[Event]) -> tuple[str, list] | None:
     hooks = fan_out_hooks(tuple(settings.EVENT_FAN_OUT_HOOKS))
     reads = [hook.read(events) for hook in hooks if hasattr(hook, "read")]
     return reads[0] if len(reads) == 1 else None
+
+
+def fan_out_guard(events: list[Event]) -> tuple[str, list] | None:
+    """A condition (SQL, params) under which no fan-out hook writes anything for `events`
+    (each hook's `guard`, all of them holding), for a writer that inserts them in one
+    statement to make that statement its own transaction: the hooks, called after it with
+    its `read`, then find nothing to do. None: some hook may write (or cannot say)."""
+    if not events or events[0].dispatched_at is None:
+        return None
+    hooks = fan_out_hooks(tuple(settings.EVENT_FAN_OUT_HOOKS))
+    guards = [hook.guard(events) if hasattr(hook, "guard") else None for hook in hooks]
+    if not guards or None in guards:
+        return None
+    return " AND ".join(sql for sql, _ in guards), [p for _, params in guards for p in params]
 
 
 @cache

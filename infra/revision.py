@@ -118,6 +118,17 @@ class RevisionCache:
             self._entries.move_to_end(key)
             return revision, entry[2]
 
+    def latest(self, key) -> tuple[int, object] | None:
+        """(revision, value) stored for `key` and not too old, whatever the revision is now
+        (no query is made): for a writer that checks that revision in its own statement."""
+        if not getattr(settings, self.setting):
+            return None
+        with self._lock:
+            entry = self._entries.get(key)
+            if entry is None or time.monotonic() - entry[1] > MAX_AGE:
+                return None
+            return entry[0], entry[2]
+
     def holds(self, key) -> bool:
         """An entry is stored for `key`, whatever its revision (no query is made to know)."""
         with self._lock:

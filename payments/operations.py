@@ -73,21 +73,26 @@ def operation_of_claim(record_id: int) -> Operation | None:
 
 
 @functools.cache
-def _mark_sql() -> str:
+def _mark_sql(*conditions: str) -> str:
     """The states are literals (plain words of ours), the id the one parameter: a create's
     chained statement then keeps to the 50 parameters up to which psycopg caches its parsing
     of a statement's text (~0.2 ms of CPU a create)."""
     o = Columns(Operation)
     applied, started = (f"'{state.value}'" for state in (Operation.State.APPLIED, STARTED))
     still_started = f"{o.state} = {started}"
-    return f"UPDATE {o.table} SET {o.state} = {applied} WHERE {by_key(o.id, still_started)}"
+    where = by_key(o.id, still_started, *conditions)
+    return f"UPDATE {o.table} SET {o.state} = {applied} WHERE {where}"
 
 
-def operation_applying(operation: Operation) -> tuple[str, list]:
+def operation_applying(operation: Operation, guard: tuple[str, list] | None = None):
     """-> (sql, params) of the UPDATE that marks the operation applied if it is still
-    `started`: it changes a row for exactly one writer. By hand, as it runs on every
-    operation; `operation_apply` runs it, a create chains its inserts to it."""
-    return _mark_sql(), [operation.pk]
+    `started` (and `guard`, a condition and its parameters, holds): it changes a row for
+    exactly one writer. By hand, as it runs on every operation; `operation_apply` runs it, a
+    create chains its inserts to it."""
+    if guard is None:
+        return _mark_sql(), [operation.pk]
+    condition, params = guard
+    return _mark_sql(condition), [operation.pk, *params]
 
 
 def operation_apply(operation: Operation) -> bool:

@@ -9,7 +9,7 @@ from django.utils import timezone
 from accounts.models import Merchant
 from api.errors import ProcessingFailed
 from api.idempotency import Claim, answer_storing, answer_written
-from events.services import events_written, fan_out_read, new_events
+from events.services import events_written, fan_out_guard, fan_out_read, new_events
 from infra.rows import insert_instances_if
 from payments import metrics
 from payments.connectors import Authorization, Connector, Refusal
@@ -90,6 +90,14 @@ class PaymentWork:
         if self.payment.token is not None and operation.kind in (Kind.CREATE, Kind.CONFIRM):
             token_release(self.payment.token)
 
+    def apply_alone(self, operation: Operation, answer, claim: Claim | None) -> Payment | None:
+        """A create whose events fan out to nothing, applied in one statement of its own
+        (`_apply_create`'s `alone`); None for every other operation, and for a create it
+        could not apply so."""
+        if operation.kind != Kind.CREATE:
+            return None
+        return _apply_create(operation, self.payment, answer, claim, alone=True)
+
     def apply(
         self, operation: Operation, answer, claim: Claim | None
     ) -> Payment | ProcessingFailed:
@@ -135,23 +143,40 @@ def _refused(operation: Operation, locked: Payment, refusal: Refusal) -> Process
 
 
 def _apply_create(
-    operation: Operation, payment: Payment, answer: Authorization, claim: Claim | None
-) -> Payment:
+    operation: Operation,
+    payment: Payment,
+    answer: Authorization,
+    claim: Claim | None,
+    *,
+    alone: bool = False,
+) -> Payment | None:
     """The payments room inserts its payment with its events (payment.created, then the
     event of the status it landed in) and stores the request's answer, in the statement that
     marks the operation applied, only if it does; else the payment another writer inserted
-    (its answer stored by the runner)."""
-    applying = operation_applying(operation)
+    (its answer stored by the runner).
+
+    `alone`: the statement is its own transaction (autocommit: no BEGIN, no COMMIT, two
+    round trips fewer), which it can be only when the events' fan-out writes nothing (their
+    merchant has no webhook endpoint in that mode): the statement applies the operation
+    only if that still holds (events.services.fan_out_guard). None when it does not hold or
+    did not apply: nothing was written, the caller applies it in a transaction."""
     target = take_authorization(payment, answer, timezone.now())
     check_transition(None, Trigger.CREATE, target)
     types = ["payment.created", status_event(payment)]
-    events = new_events(**event_values(payment, types, None, operation.api_version))
+    values = event_values(payment, types, None, operation.api_version)
+    events = new_events(**values, one_statement=alone)
+    guard = fan_out_guard(events) if alone else None
+    if alone and guard is None:
+        return None
+    applying = operation_applying(operation, guard)
     storing = answer_storing(claim, payment)
     then = [] if storing is None else [storing[1]]
     fan_out = fan_out_read(events)
     reads = [] if fan_out is None else [fan_out]
     fenced = insert_instances_if(applying, [payment, *events], then=then, reads=reads)
     if not fenced.changed:
+        if alone:
+            return None
         return Payment.objects.select_related("merchant").get(pk=payment.pk)
     if storing is not None:
         answer_written(claim, storing[0], fenced.then[0])

@@ -98,6 +98,9 @@ class RefundWork:
     def abandoned(self, operation: Operation) -> None:
         """Nothing was taken: a refund holds nothing back until it is written."""
 
+    def apply_alone(self, operation: Operation, answer: RefundAnswer, claim: Claim | None):
+        return None  # a refund's apply locks its payment: always in a transaction
+
     def apply(self, operation: Operation, answer: RefundAnswer, claim: Claim | None) -> Refund:
         """The answer, the refund, the payment's new amounts and the events under the
         payment's lock; a second writer (recovery racing the original request) finds the

@@ -36,7 +36,9 @@ _ENDPOINT_ROWS = ModelRows(WebhookEndpoint)
 _endpoint_lists = revision.RevisionCache("WEBHOOK_ENDPOINT_CACHE", max_entries=4096)
 
 
-FAN_OUT_REVISION = "SELECT webhooks_fan_out_revision(%s)"
+# The merchant's row locked FOR KEY SHARE, then the revision read (webhooks/migrations/0005).
+LOCKED_REVISION = "webhooks_fan_out_revision(%s)"
+FAN_OUT_REVISION = f"SELECT {LOCKED_REVISION}"
 
 
 def fan_out_lock_read(events) -> tuple[str, list] | None:
@@ -46,6 +48,22 @@ def fan_out_lock_read(events) -> tuple[str, list] | None:
     if connection.vendor != "postgresql" or len(merchants) != 1:
         return None
     return FAN_OUT_REVISION, [merchants.pop()]
+
+
+def fan_out_nothing_guard(events) -> tuple[str, list] | None:
+    """A condition (SQL and its parameters) under which the fan-out of `events` writes
+    nothing, for their writer to put in the statement that writes them (one statement in
+    autocommit instead of a transaction): their merchant and mode have no enabled endpoint
+    in this process's list, kept under a revision that `webhooks_fan_out_revision` still
+    reads there (taking the lock fan_out_lock_read takes). None: no such list is known."""
+    modes = {(event.merchant_id, event.livemode) for event in events}
+    if connection.vendor != "postgresql" or len(modes) != 1:
+        return None
+    ((merchant_id, livemode),) = modes
+    kept = _endpoint_lists.latest((merchant_id, livemode))
+    if kept is None or kept[1]:  # unknown, or endpoints to deliver to
+        return None
+    return f"{LOCKED_REVISION} = %s", [merchant_id, kept[0]]
 
 
 def enabled_endpoint_list(

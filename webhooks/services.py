@@ -37,7 +37,12 @@ from webhooks.lifecycle import (
 )
 from webhooks.models import Delivery, StatusChange, WebhookEndpoint
 from webhooks.ordering import blocked_release_all
-from webhooks.selectors import enabled_endpoints, endpoints_of, fan_out_lock_read
+from webhooks.selectors import (
+    enabled_endpoints,
+    endpoints_of,
+    fan_out_lock_read,
+    fan_out_nothing_guard,
+)
 from webhooks.tasks import enqueue_deliveries
 from webhooks.urlguard import check_url
 
@@ -309,3 +314,4 @@ def fan_out_in_transaction(events, read=None) -> None:
 
 
 fan_out_in_transaction.read = fan_out_lock_read  # events.services.fan_out_read
+fan_out_in_transaction.guard = fan_out_nothing_guard  # events.services.fan_out_guard
