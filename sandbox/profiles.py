@@ -72,18 +72,18 @@ def _cut(profile: FailureProfile, position: int, shares: dict) -> str | None:
 
 
 _PROFILE_ROWS = ModelRows(FailureProfile)
-# merchant id -> whether its profile injects anything into authorizations
+# (merchant id, SHARES or WEBHOOK_SHARES) -> whether its profile sets any of those shares
 _draws_anything = RevisionCache("SANDBOX_PROFILE_CACHE", max_entries=4096)
 
 
-def _may_draw(merchant_id: str) -> bool:
-    under, active = _draws_anything.get(merchant_id)
+def _may_draw(merchant_id: str, shares: tuple[str, ...]) -> bool:
+    under, active = _draws_anything.get((merchant_id, shares))
     if under is None:
         return True  # nothing is cached (SQLite, the setting off): the draw itself asks
     if active is None:
-        any_share = functools.reduce(operator.or_, (Q(**{f"{name}__gt": 0}) for name in SHARES))
+        any_share = functools.reduce(operator.or_, (Q(**{f"{name}__gt": 0}) for name in shares))
         active = FailureProfile.objects.filter(any_share, merchant_id=merchant_id).exists()
-        _draws_anything.put(merchant_id, under, active)
+        _draws_anything.put((merchant_id, shares), under, active)
     return active
 
 
@@ -107,7 +107,10 @@ def _drawn(counter: str, shares, merchant_id: str, count: int = 1) -> FailurePro
 def webhook_faults(*, merchant_id: str, count: int) -> list[Fault | None]:
     """WEBHOOK_TEST_FAULTS: the faults of the merchant's next `count` test deliveries, drawn
     in the transaction writing their event (the profile's row, when its webhook shares are
-    set, stays locked until that transaction ends)."""
+    set, stays locked until that transaction ends). A merchant known to set no webhook share
+    (cached as profile_draw's answer is) is not asked: no round trip."""
+    if not _may_draw(merchant_id, WEBHOOK_SHARES):
+        return [None] * count
     profile = _drawn("webhook_draws", WEBHOOK_SHARES, merchant_id, count)
     if profile is None:
         return [None] * count
@@ -125,7 +128,7 @@ def profile_draw(*, merchant_id: str) -> tuple[FailureProfile, Injected | None] 
     whether or not the authorization then goes ahead, as a processor's failures do not wait
     for the request to end well. A merchant known to have no active profile (cached under
     the configuration revision, which profile_set changes) is not asked: no round trip."""
-    if not _may_draw(merchant_id):
+    if not _may_draw(merchant_id, SHARES):
         return None
     profile = _drawn("draws", SHARES, merchant_id)
     if profile is None:
