@@ -76,14 +76,19 @@ _PROFILE_ROWS = ModelRows(FailureProfile)
 _draws_anything = RevisionCache("SANDBOX_PROFILE_CACHE", max_entries=4096)
 
 
-def _may_draw(merchant_id: str, shares: tuple[str, ...]) -> bool:
-    under, active = _draws_anything.get((merchant_id, shares))
+def _may_draw(merchant_id: str, shares: tuple[str, ...], revision: int | None = None) -> bool:
+    """Whether the merchant's profile sets any of `shares`, cached under the configuration
+    revision: `revision` when the caller read it (the fan-out's), else the request's."""
+    key = (merchant_id, shares)
+    under, active = (
+        _draws_anything.get(key) if revision is None else _draws_anything.get(key, revision)
+    )
     if under is None:
         return True  # nothing is cached (SQLite, the setting off): the draw itself asks
     if active is None:
         any_share = functools.reduce(operator.or_, (Q(**{f"{name}__gt": 0}) for name in shares))
         active = FailureProfile.objects.filter(any_share, merchant_id=merchant_id).exists()
-        _draws_anything.put((merchant_id, shares), under, active)
+        _draws_anything.put(key, under, active)
     return active
 
 
@@ -104,12 +109,15 @@ def _drawn(counter: str, shares, merchant_id: str, count: int = 1) -> FailurePro
     return None if row is None else _PROFILE_ROWS.instance(row)
 
 
-def webhook_faults(*, merchant_id: str, count: int) -> list[Fault | None]:
+def webhook_faults(
+    *, merchant_id: str, count: int, revision: int | None = None
+) -> list[Fault | None]:
     """WEBHOOK_TEST_FAULTS: the faults of the merchant's next `count` test deliveries, drawn
     in the transaction writing their event (the profile's row, when its webhook shares are
     set, stays locked until that transaction ends). A merchant known to set no webhook share
-    (cached as profile_draw's answer is) is not asked: no round trip."""
-    if not _may_draw(merchant_id, WEBHOOK_SHARES):
+    (cached as profile_draw's answer is, under the fan-out's `revision`) is not asked: no
+    round trip."""
+    if not _may_draw(merchant_id, WEBHOOK_SHARES, revision):
         return [None] * count
     profile = _drawn("webhook_draws", WEBHOOK_SHARES, merchant_id, count)
     if profile is None:

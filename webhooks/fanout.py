@@ -14,7 +14,7 @@ from webhooks.bulkhead import ENQUEUED_GRACE, LEASE, STUCK_ENDPOINT_BACKOFF, all
 from webhooks.faults import fault_apply, test_faults
 from webhooks.models import Delivery, WebhookEndpoint
 from webhooks.ordering import open_resources
-from webhooks.selectors import enabled_endpoint_list
+from webhooks.selectors import enabled_endpoint_list, fan_out_revision
 
 
 def endpoints_for(event_type: str, endpoints: list[WebhookEndpoint]) -> list[WebhookEndpoint]:
@@ -57,12 +57,15 @@ def deliveries_for(events: list[Event], locked: int | None = None) -> list[str]:
     messages, not one per delivery. `locked`: fan_out_lock_read's value, already read in
     this transaction (the events of one merchant)."""
     now = timezone.now()
+    under: dict[str, int | None] = {}  # merchant id -> the revision its fan-out goes by
     enabled: dict[tuple, list[WebhookEndpoint]] = {}  # one query per merchant and mode
     pairs = []
     for event in events:
         mode = (event.merchant_id, event.livemode)
         if mode not in enabled:
-            enabled[mode] = enabled_endpoint_list(*mode, locked=locked)
+            if event.merchant_id not in under:
+                under[event.merchant_id] = fan_out_revision(event.merchant_id, locked)
+            enabled[mode] = enabled_endpoint_list(*mode, locked=under[event.merchant_id])
         subscribed = [e for e in enabled[mode] if matches_any(e.enabled_events, event.type)]
         pairs += [(event, e) for e in subscribed]
     if not pairs:
@@ -86,7 +89,7 @@ def deliveries_for(events: list[Event], locked: int | None = None) -> list[str]:
         if e.ordered_delivery:
             waiting_resources.add(key)  # the batch's next event of the resource waits too
         deliveries.append(delivery)
-    _test_faults_apply(deliveries, now)
+    _test_faults_apply(deliveries, now, under)
     # A delayed test delivery is not nudged: the beat tick finds it once due.
     pending = [
         d
@@ -104,15 +107,17 @@ def deliveries_for(events: list[Event], locked: int | None = None) -> list[str]:
     return [d.id for d in deliveries if d.id in nudged]
 
 
-def _test_faults_apply(deliveries: list[Delivery], now) -> None:
+def _test_faults_apply(deliveries: list[Delivery], now, under: dict) -> None:
     """The test deliveries due now take their merchant's profile faults (webhooks.faults), in
-    order: one draw each. Live ones, and those blocked, held or backed off, draw nothing."""
+    order: one draw each. Live ones, and those blocked, held or backed off, draw nothing.
+    `under`: each merchant's fan-out revision, which the profile's cached answer goes by."""
     drawing: dict[str, list[Delivery]] = {}
     for delivery in deliveries:
         if not delivery.event.livemode and delivery.next_attempt_at == now:
             drawing.setdefault(delivery.event.merchant_id, []).append(delivery)
     for merchant_id, batch in drawing.items():
-        for delivery, fault in zip(batch, test_faults(merchant_id, len(batch)), strict=True):
+        faults = test_faults(merchant_id, len(batch), under.get(merchant_id))
+        for delivery, fault in zip(batch, faults, strict=True):
             fault_apply(delivery, fault, now)
 
 

@@ -19,12 +19,13 @@ class Fault:
     delay: datetime.timedelta = datetime.timedelta(0)
 
 
-def test_faults(merchant_id: str, count: int) -> list[Fault | None]:
-    """The faults of the merchant's next `count` test deliveries, one each (None: sent as is)."""
+def test_faults(merchant_id: str, count: int, revision: int | None = None) -> list[Fault | None]:
+    """The faults of the merchant's next `count` test deliveries, one each (None: sent as is).
+    `revision`: the configuration revision the fan-out read (infra.revision), if any."""
     hook = settings.WEBHOOK_TEST_FAULTS
     if not hook or not count:
         return [None] * count
-    return import_string(hook)(merchant_id=merchant_id, count=count)
+    return import_string(hook)(merchant_id=merchant_id, count=count, revision=revision)
 
 
 def fault_apply(delivery: Delivery, fault: Fault | None, now: datetime.datetime) -> None:

@@ -66,6 +66,12 @@ def fan_out_nothing_guard(events) -> tuple[str, list] | None:
     return f"{LOCKED_REVISION} = %s", [merchant_id, kept[0]]
 
 
+def fan_out_revision(merchant_id: str, locked: int | None = None) -> int | None:
+    """The revision the fan-out of the merchant's events goes by, read after the merchant's
+    lock: `locked` when the caller's statement read it (fan_out_lock_read), else read now."""
+    return locked if locked is not None else revision.read(FAN_OUT_REVISION, [merchant_id])
+
+
 def enabled_endpoint_list(
     merchant_id: str, livemode: bool, locked: int | None = None
 ) -> list[WebhookEndpoint]:
@@ -79,9 +85,7 @@ def enabled_endpoint_list(
     have no endpoint, and their payments then read nothing more. `locked`: that statement's
     value, when the caller ran it in this transaction (fan_out_lock_read)."""
     key = (merchant_id, livemode)
-    if locked is None:
-        locked = revision.read(FAN_OUT_REVISION, [merchant_id])
-    under, rows = _endpoint_lists.get(key, locked)
+    under, rows = _endpoint_lists.get(key, fan_out_revision(merchant_id, locked))
     if rows is None:
         rows = _enabled_endpoint_rows(merchant_id, livemode)
         _endpoint_lists.put(key, under, rows)
