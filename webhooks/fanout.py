@@ -100,10 +100,11 @@ def deliveries_for(events: list[Event], locked: int | None = None) -> list[str]:
     for delivery in deliveries:
         if delivery.id in nudged:
             delivery.enqueued_until = now + ENQUEUED_GRACE  # the caller enqueues them
-    # A resend may already have made one of these rows: that row stands. By hand, as the
-    # payment's other inserts: it runs in the transaction of every event with subscribers.
+    # A resend may already have made one of these rows: that row stands. By hand and
+    # prepared (infra.keyed), as the payment's other inserts: it runs in the transaction of
+    # every event with subscribers, in a few shapes (a row per event and endpoint).
     rows = [instance_values(delivery) for delivery in deliveries]
-    insert_rows(Delivery, rows, suffix="ON CONFLICT DO NOTHING")
+    insert_rows(Delivery, rows, suffix="ON CONFLICT DO NOTHING", keyed=True)
     return [d.id for d in deliveries if d.id in nudged]
 
 
