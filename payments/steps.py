@@ -159,7 +159,10 @@ def _apply_create(
     round trips fewer), which it can be only when the events' fan-out writes nothing (their
     merchant has no webhook endpoint in that mode): the statement applies the operation
     only if that still holds (events.services.fan_out_guard). None when it does not hold or
-    did not apply: nothing was written, the caller applies it in a transaction."""
+    did not apply: nothing was written, the caller applies it in a transaction. A claim a
+    retry took over meanwhile (the answer's UPDATE changed nothing) still gets 409, but the
+    payment stays written: the retry, resuming the operation, finds it applied and answers
+    that payment, as it answers one the original request's transaction committed."""
     target = take_authorization(payment, answer, timezone.now())
     check_transition(None, Trigger.CREATE, target)
     types = ["payment.created", status_event(payment)]
