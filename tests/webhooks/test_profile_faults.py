@@ -8,8 +8,7 @@ from functools import partial
 
 import pytest
 import time_machine
-from django.db import connection, transaction
-from django.test.utils import CaptureQueriesContext
+from django.db import transaction
 from django.utils import timezone
 
 from accounts.merchantfirst import MODE_PARAMETER, ModeFilter
@@ -17,6 +16,7 @@ from events.services import emit
 from sandbox.models import FailureProfile
 from sandbox.profiles import profile_set, webhook_faults, webhook_injected_at
 from tests.payments.support import payment_body, tokenize
+from tests.sandbox.test_failure_profile import profile_statements
 from tests.webhooks.conftest import payment_object
 from webhooks.attempts import deliveries_drain
 from webhooks.models import Attempt, Delivery
@@ -190,21 +190,16 @@ def test_the_api_sets_and_reads_back_the_webhook_shares(api):
     assert body["webhook_draws"] == 0
 
 
-def failure_profile_statements(api) -> list[str]:
-    body = payment_body(tokenize(api))
-    with CaptureQueriesContext(connection) as queries:
-        assert api.post("/v1/payments", body, format="json").status_code == 201
-    return [q["sql"] for q in queries.captured_queries if "sandbox_failureprofile" in q["sql"]]
-
-
 @pytest.mark.postgres  # the configuration revision the answers are cached under
 def test_deliveries_pay_no_statement_for_the_profile_once_none_is_known(
     api, merchant, loopback_allowed
 ):
     endpoint_create(merchant=merchant, livemode=False, url="https://127.0.0.1:9/hook")
-    first = failure_profile_statements(api)  # the authorization's and the deliveries' answers
+    # The first create asks for the authorization's and the deliveries' answers; the next
+    # asks nothing (each of its deliveries' draws was an UPDATE finding no row).
+    first = profile_statements(api, payment_body(tokenize(api)))
     assert len(first) == 2 and all(sql.startswith("SELECT") for sql in first), first
-    assert failure_profile_statements(api) == []  # was an UPDATE finding no row per create
+    assert profile_statements(api, payment_body(tokenize(api))) == []
 
     profile_set(merchant=merchant, duplicate_share=1.0)  # a new revision: asked again
     body = payment_body(tokenize(api))
