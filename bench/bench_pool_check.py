@@ -1,7 +1,8 @@
-"""Benchmark: what the pool's check of a connection it hands out costs per request, in CPU.
+"""Benchmark: what the check of a connection before a request uses it costs, in CPU.
 
-Every request under the web server gets its connection from the pool, which checks it first
-(`DATABASE_POOL_CHECK`, docs/dependencies.md). Measured here on one idle connection,
+Every request under the web server checks its connection before its first statement, whether
+its thread kept it or the pool (`DATABASE_POOL`) hands it out (`DATABASE_CHECK`,
+docs/dependencies.md). Measured here on one idle connection,
 alternating in rounds so that the machine's load meets both ways alike:
 - ours (`config.postgresql.base.dropped_by_the_server`): a poll of the connection's socket;
 - psycopg_pool's own (`ConnectionPool.check_connection`, what ours replaced in issue 33): an

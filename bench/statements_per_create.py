@@ -2,11 +2,10 @@
 libpq's own trace of the connections (prepared statements included), and the rows each hot
 table took, from PostgreSQL's statistics (docs/payments.md "Where a create's CPU goes").
 
-In-process (Django's test client, the bench's production settings, the connection pool),
-on a scratch database it drops and recreates. The test client keeps Django from returning
-the connection to the pool between requests, so the pool's check of a connection handed out
-(under the web server, `DATABASE_POOL_CHECK`) is not run here; it sends nothing (a poll of the
-connection's socket, config/postgresql/base.py).
+In-process (Django's test client, the bench's production settings), on a scratch database it
+drops and recreates; every connection Django opens is traced. The check of a connection before
+a request's first statement (`DATABASE_CHECK`) sends nothing (a poll of the connection's
+socket, config/postgresql/base.py).
 
     .venv/bin/python bench/statements_per_create.py --creates 200
 """
@@ -36,21 +35,20 @@ django.setup()
 import psycopg
 from django.db import connection
 from django.test import Client
-from psycopg_pool import ConnectionPool
+from django.db.backends.signals import connection_created
 from api.request_recorder import writer
 
 trace, secret, tokens = open(sys.argv[1], "w"), sys.argv[2], sys.argv[3:]
-traced, getconn = set(), ConnectionPool.getconn
+traced = set()
 
-def tracing(self, *args, **kwargs):
-    conn = getconn(self, *args, **kwargs)
+def tracing(sender, connection, **kwargs):
+    conn = connection.connection  # with DATABASE_POOL, a pooled one seen again: traced once
     if id(conn) not in traced:
         conn.pgconn.trace(trace.fileno())
         conn.pgconn.set_trace_flags(psycopg.pq.Trace.SUPPRESS_TIMESTAMPS)
         traced.add(id(conn))
-    return conn
 
-ConnectionPool.getconn = tracing
+connection_created.connect(tracing)
 client = Client(HTTP_AUTHORIZATION=f"Bearer {secret}", SERVER_NAME="127.0.0.1")
 for token in tokens:
     body = {"amount": 1000, "currency": "eur", "reference": "bench",

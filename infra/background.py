@@ -1,6 +1,8 @@
 """The one helper for a process's background writer threads (the request log, deferred
-writes): a daemon thread that runs rounds of work, with its database connection handed back
-after each round, so it never holds a pooled connection while it sleeps.
+writes): a daemon thread that runs rounds of work. Between rounds its database connection is
+treated as between two requests (Django's `close_if_unusable_or_obsolete`): a kept one stays,
+checked again before the next round uses it, and one from the pool (DATABASE_POOL) goes back,
+so the thread never holds a pooled connection while it sleeps. It closes its own at its end.
 
 Started on demand (`wake()`), and again in a forked child, where threads do not survive. A
 round returns whether work is left; with none, the thread ends, unless it was woken during
@@ -45,9 +47,10 @@ class BackgroundWriter:
             try:
                 work_left = self._work_round()
             finally:
-                connection.close()
+                connection.close_if_unusable_or_obsolete()
             if not work_left:
                 with self._lock:
                     if not self._woken:
                         self._pid = None
+                        connection.close()
                         return

@@ -56,5 +56,7 @@ def simulated_wait(*, merchant_id: str, milliseconds: int) -> None:
     cost = settings.SANDBOX_LATENCY_COST
     with merchant_slot(merchant_id=merchant_id, refusal=refusal, cost=cost):
         if not connection.in_atomic_block:
-            connection.close()  # back to the pool; the next query takes one again
+            # As between two requests: one from the pool (DATABASE_POOL) goes back to it for
+            # the wait; a connection the thread keeps stays, checked again before its next use.
+            connection.close_if_unusable_or_obsolete()
         sleep(milliseconds / 1000)

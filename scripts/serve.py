@@ -18,9 +18,10 @@ Settings, from the environment:
   ADMIN_HOST (else WEB_HOST), ADMIN_PORT (8001), ADMIN_WORKERS (1), ADMIN_THREADS (2),
   WORKER_CONCURRENCY (2), WEBHOOKS_CONCURRENCY (16),
   BEAT_SCHEDULE (var/celerybeat-schedule).
-Unless DATABASE_POOL_MAX is set, each process's connection pool is sized to its threads (plus
-two for background work), so a node's PostgreSQL connections stay within the budget that
-docs/production.md "Connection budget" computes.
+Each thread that uses the database keeps one connection (config/settings/database.py); with
+DATABASE_POOL on, unless DATABASE_POOL_MAX is set, each process's pool is sized to its threads
+(plus two for background work). Either way a node's PostgreSQL connections stay within the
+budget that docs/production.md "Connection budget" computes.
 """
 
 import os

@@ -1,20 +1,22 @@
-"""Django's PostgreSQL backend, with the pool's check of a connection it hands out replaced,
-and its timestamptz loader where psycopg's own gives what it gives (settings: ENGINE
+"""Django's PostgreSQL backend, with its check of a connection before a request uses it
+replaced, and its timestamptz loader where psycopg's own gives what it gives (settings: ENGINE
 `config.postgresql`; docs/dependencies.md).
 
-psycopg_pool's own check (ConnectionPool.check_connection, which Django passes with
-CONN_HEALTH_CHECKS) sends an empty query: one round trip, and a statement in PostgreSQL, on
-every request (~5-8% of a payment create's app and PostgreSQL CPU, docs/payments.md). Ours
-asks the connection's socket instead: an idle connection has nothing to read until it asks
-something, so data or end-of-file there means the server dropped it (a restart or
-pg_terminate_backend sends its FATAL, then closes). One poll, no round trip.
+A connection is checked before each request's first statement (CONN_HEALTH_CHECKS), so none the
+server dropped (a restart, a failover, pg_terminate_backend) fails a request. Django's check of
+a connection a thread keeps (`is_usable`), and psycopg_pool's of one it hands out
+(ConnectionPool.check_connection) with DATABASE_POOL, each send a query: one round trip, and a
+statement in PostgreSQL, on every request (~5-8% of a payment create's app and PostgreSQL CPU,
+docs/payments.md). Ours asks the connection's socket instead: an idle connection has nothing to
+read until it asks something, so data or end-of-file there means the server dropped it (a
+restart or pg_terminate_backend sends its FATAL, then closes). One poll, no round trip.
 
 A restart kills every connection at once, and psycopg_pool discards one dead connection and
 tries the next after a backoff of 1, 2, 4 ... seconds: a pool holding more than three waited
 past its 10 s timeout and the request answered 500 (tests/api/test_database_restart.py). So
 at the first dead one this check has the pool check every idle connection
-(ConnectionPool.check, the empty query each: the dead ones discarded and replaced at once);
-the next try gets a live or a new connection.
+(ConnectionPool.check, the empty query each): the next try gets a live or a new connection.
+A connection kept by a thread is replaced by a new one for that thread alone.
 """
 
 import datetime
@@ -76,6 +78,17 @@ def _with_utc_loader(adapters: AdaptersMap) -> AdaptersMap:
 
 
 class DatabaseWrapper(base.DatabaseWrapper):
+    def is_usable(self) -> bool:
+        """A connection a thread kept may serve its next request: the server has not dropped it,
+        and nothing left a transaction open on it (the pool rolls such a one back; a kept one
+        is closed and replaced)."""
+        connection = self.connection
+        return (
+            connection is not None
+            and not dropped_by_the_server(connection)
+            and connection.info.transaction_status == psycopg.pq.TransactionStatus.IDLE
+        )
+
     def get_connection_params(self):
         params = super().get_connection_params()
         if _psycopg is not None and self.timezone is datetime.UTC:

@@ -1,8 +1,10 @@
-"""Simulated latency (`_svc_test_latency_ms`) holds no database connection, transaction or
-lock while it waits, and a merchant's simulated waits are capped, so test-mode slowness cannot
-hold up live requests (docs/payments.md "Simulated latency"). Proven structurally: what is
-held is looked at during the wait, and the cap refuses the wait one over it."""
+"""Simulated latency (`_svc_test_latency_ms`) holds no transaction or lock while it waits
+(nor, with DATABASE_POOL, a pooled connection: a connection its thread keeps is its own), and
+a merchant's simulated waits are capped, so test-mode slowness cannot hold up live requests
+(docs/payments.md "Simulated latency"). Proven structurally: what is held is looked at during
+the wait, and the cap refuses the wait one over it."""
 
+import psycopg
 import pytest
 from django.db import connection
 
@@ -31,7 +33,7 @@ def during_the_wait(monkeypatch):
 # PostgreSQL: the test database on SQLite is in memory, whose one connection Django never
 # closes (a file database, as the embedded defaults use, is closed like any other).
 @pytest.mark.postgres
-def test_the_wait_holds_no_connection_and_the_cap_refuses_one_more(
+def test_the_wait_holds_no_transaction_and_the_cap_refuses_one_more(
     api, live_api, other_api, settings, during_the_wait
 ):
     settings.SANDBOX_LATENCY_CONCURRENCY = 1
@@ -39,7 +41,11 @@ def test_the_wait_holds_no_connection_and_the_cap_refuses_one_more(
     second_token = tokenize(api)
 
     def look():
-        seen["connection"] = connection.connection
+        held = connection.connection
+        seen["pooled"] = held is not None and connection.pool is not None
+        seen["idle"] = (
+            held is None or held.info.transaction_status == psycopg.pq.TransactionStatus.IDLE
+        )
         seen["in_transaction"] = connection.in_atomic_block
         seen["live"] = live_api.get("/v1/payments")
         seen["second"] = api.post(
@@ -53,7 +59,7 @@ def test_the_wait_holds_no_connection_and_the_cap_refuses_one_more(
     first = api.post("/v1/payments", payment_body(tokenize(api), metadata=SLOW), format="json")
 
     assert first.status_code == 201, first.content
-    assert seen["connection"] is None and not seen["in_transaction"]
+    assert not seen["pooled"] and seen["idle"] and not seen["in_transaction"]
     assert seen["live"].status_code == 200
     refused = seen["second"]
     assert refused.status_code == 429 and refused["Retry-After"] == "1"
