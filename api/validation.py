@@ -3,8 +3,9 @@
 import threading
 from functools import cached_property
 
+from django.core.exceptions import ValidationError as DjangoValidationError
 from rest_framework import serializers
-from rest_framework.fields import empty
+from rest_framework.fields import Field, SkipField, empty, get_error_detail
 
 _per_thread = threading.local()
 
@@ -40,3 +41,51 @@ class Input(serializers.Serializer):
 
     def _read_only_defaults(self) -> dict:
         return super()._read_only_defaults() if self._has_read_only_defaults else {}
+
+    @cached_property
+    def _field_plan(self) -> list[tuple]:
+        """Per writable field: the field, its `validate_<name>` method or None, whether a value
+        the body leaves out is skipped (optional, no default), and whether its value is read
+        as DRF's own `get_value` reads a JSON object's (a form's aside)."""
+        return [
+            (
+                field,
+                getattr(self, f"validate_{field.field_name}", None),
+                not field.required and field.default is empty,
+                type(field).get_value in _PLAIN_GET_VALUE,
+            )
+            for field in self._writable_fields
+        ]
+
+    def to_internal_value(self, data):
+        """DRF's `Serializer.to_internal_value` for a JSON object, with what it works out anew
+        for each field on every validation worked out once (`_field_plan`): its validate
+        method looked up by name (a failed attribute lookup for most), the form check of
+        `get_value`, and a field the body leaves out skipped without DRF's SkipField raised
+        and caught (~40% of a create body's validation). Anything else, DRF's own."""
+        if type(data) is not dict or getattr(self.root, "partial", False):
+            return super().to_internal_value(data)
+        validated, errors = {}, {}
+        for field, validate_method, skipped_when_absent, plain_get in self._field_plan:
+            primitive = data.get(field.field_name, empty) if plain_get else field.get_value(data)
+            if primitive is empty and skipped_when_absent:
+                continue
+            try:
+                value = field.run_validation(primitive)
+                if validate_method is not None:
+                    value = validate_method(value)
+            except serializers.ValidationError as exc:
+                errors[field.field_name] = exc.detail
+            except DjangoValidationError as exc:
+                errors[field.field_name] = get_error_detail(exc)
+            except SkipField:
+                pass
+            else:
+                self.set_value(validated, field.source_attrs, value)
+        if errors:
+            raise serializers.ValidationError(errors)
+        return validated
+
+
+# `get_value`s that read a JSON object (not a form) as `dict.get(field_name, empty)`.
+_PLAIN_GET_VALUE = (Field.get_value, serializers.Serializer.get_value)
