@@ -50,6 +50,6 @@ else:
         # Each thread keeps its connection from one request to the next (Django's persistent
         # connections): a process opens one per thread that uses the database, and a request
         # takes nothing from a pool and gives nothing back (docs/payments.md "Counted in
-        # instructions": 2.9% of a create's instructions).
+        # instructions": 2.7% of a create's instructions).
         DATABASES["default"]["CONN_MAX_AGE"] = None
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"

@@ -1,17 +1,19 @@
 """A request thread keeps its database connection for its next request, and after PostgreSQL
-drops its connections (a restart, a failover) no dead one reaches a request: each is checked
-before a request's first statement, by a poll of its socket (CONN_HEALTH_CHECKS,
-config/postgresql/base.py; docs/dependencies.md). The drop is pg_terminate_backend on the test
-database's other connections (the live server's), waiting until they are gone, as a restart's
-are before the server is back."""
+drops its connections (a restart, a failover) no dead one reaches a request, kept by a thread
+or taken from the pool (DATABASE_POOL): each is checked before a request's first statement,
+by a poll of its socket (CONN_HEALTH_CHECKS, config/postgresql/base.py; docs/dependencies.md).
+The drop is pg_terminate_backend, waiting until each connection is gone, as a restart's are
+before the server is back."""
 
 import psycopg
 import pytest
+import requests
 from django.core.handlers.wsgi import WSGIHandler
 from django.db import connection
 from django.test import RequestFactory
 
 from config.postgresql.base import dropped_by_the_server
+from tests.e2e.processes import web_server
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 
@@ -85,12 +87,21 @@ def test_a_kept_connection_the_server_dropped_is_replaced(kept):
     assert backend_pid() != dropped
 
 
-def test_after_the_server_drops_the_pools_connections_the_next_requests_are_served(http, settings):
-    if "pool" not in settings.DATABASES["default"]["OPTIONS"]:
-        pytest.skip("DATABASE_POOL is off (the default): no pool holds idle connections")
-    assert http.get("/v1/payments").status_code == 200  # the pool holds idle connections now
-    assert drop_other_connections() >= 1
-    assert [http.get("/v1/payments").status_code for _ in range(3)] == [200] * 3
+@pytest.mark.e2e
+@pytest.mark.parametrize("pool", ["false", "true"], ids=["kept", "pooled"])
+def test_after_the_server_drops_its_connections_the_next_requests_are_served(new_merchant, pool):
+    """The web server as production runs it (granian, 4 threads), its connections kept by its
+    threads or pooled: every one dropped at once, and every request after it still 200."""
+    secret = new_merchant.keys["test"]["secret"].secret
+    with web_server(DATABASE_POOL=pool) as base:
+
+        def listed() -> int:
+            headers = {"Authorization": f"Bearer {secret}"}
+            return requests.get(f"{base}/v1/payments", headers=headers, timeout=10).status_code
+
+        assert [listed() for _ in range(4)] == [200] * 4  # its connections open, idle now
+        assert drop_other_connections() >= 1
+        assert [listed() for _ in range(8)] == [200] * 8
 
 
 def test_a_dropped_connection_is_told_from_an_idle_one_without_a_query():
