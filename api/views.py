@@ -5,6 +5,7 @@ import functools
 from django.conf import settings
 from django.http import HttpResponse
 from django.views.decorators.csrf import csrf_exempt
+from rest_framework.negotiation import BaseContentNegotiation
 from rest_framework.views import APIView
 
 from api import metrics
@@ -229,12 +230,8 @@ class ServiceAPIView(APIView):
             response[name] = value
         return response
 
-    def perform_content_negotiation(self, request, force=False):
-        """Every answer is JSON, whatever `Accept` asks for (docs/request-safety.md): DRF's
-        negotiation would refuse `Accept: application/xml` with a 406 it then failed to render
-        (a 500), and parsing the header cost CPU on every request for one possible answer."""
-        renderer = self.get_renderers()[0]
-        return renderer, renderer.media_type
+    def get_content_negotiator(self):
+        return _ONE_FORMAT
 
     def finalize_response(self, request, response, *args, **kwargs):
         response = super().finalize_response(request, response, *args, **kwargs)
@@ -252,6 +249,20 @@ class ServiceAPIView(APIView):
         return list_envelope([serialize(item) for item in items], has_more, next_cursor, **extra)
 
 
+class OneFormat(BaseContentNegotiation):
+    """Every body is read by the one parser (JSON whatever its Content-Type, api.parsers) and
+    every answer is JSON whatever `Accept` asks for (docs/request-safety.md): DRF's negotiation
+    would refuse `Accept: application/xml` with a 406 it then failed to render (a 500), and
+    matching media types cost CPU on every request for one possible parser and answer."""
+
+    def select_parser(self, request, parsers):
+        return parsers[0]
+
+    def select_renderer(self, request, renderers, format_suffix=None):
+        return renderers[0], renderers[0].media_type
+
+
+_ONE_FORMAT = OneFormat()  # keeps no state: every request's
 _ALLOW_HEADERS: dict[type, str] = {}
 # Django's request attributes a DRF request holds itself (`request_id`: RequestIdMiddleware's).
 _COPIED_ATTRIBUTES = ("method", "META", "path", "request_id")
