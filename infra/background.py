@@ -6,15 +6,19 @@ so the thread never holds a pooled connection while it sleeps. It closes its own
 
 Started on demand (`wake()`), and again in a forked child, where threads do not survive. A
 round returns whether work is left; with none, the thread ends, unless it was woken during
-the round: work added then is never stranded.
+the round: work added then is never stranded. A round that raises is logged and ends the
+thread; the next wake() starts a fresh one (at once if one came during that round).
 """
 
+import logging
 import os
 import threading
 import time
 from collections.abc import Callable
 
 from django.db import connection
+
+log = logging.getLogger(__name__)
 
 
 class BackgroundWriter:
@@ -40,6 +44,20 @@ class BackgroundWriter:
                 threading.Thread(target=self._run, name=self.name, daemon=True).start()
 
     def _run(self) -> None:
+        try:
+            self._rounds()
+        except Exception:  # logged, never lost silently: the next work starts a fresh thread
+            log.exception("%s: a round failed; the thread ends", self.name)
+            with self._lock:
+                self._pid = None
+                woken = self._woken
+            if woken:  # work added during the failed round must not wait for the next wake
+                self.wake()
+        finally:
+            connection.close()
+
+    def _rounds(self) -> None:
+        """Rounds until one finds no work left and no wake() came during it."""
         while True:
             with self._lock:
                 self._woken = False
@@ -52,5 +70,4 @@ class BackgroundWriter:
                 with self._lock:
                     if not self._woken:
                         self._pid = None
-                        connection.close()
                         return

@@ -34,3 +34,40 @@ def test_work_woken_for_during_the_last_round_is_not_stranded():
     writer.wake()  # during the round, which will say "nothing left"
     woken.set()
     wait_for(lambda: len(rounds) == 2 and not writer.running)
+
+
+def test_a_round_that_raises_is_logged_and_the_next_wake_starts_a_fresh_thread(caplog):
+    """Before, the dead thread left the writer marked running: nothing was written again."""
+    rounds = []
+
+    def work_round() -> bool:
+        rounds.append(1)
+        if len(rounds) == 1:
+            raise RuntimeError("the database went away mid-round")
+        return False
+
+    writer = BackgroundWriter("test-writer", work_round, lambda: 0.01)
+    writer.wake()
+    wait_for(lambda: len(rounds) == 1 and not writer.running)
+    assert "test-writer: a round failed; the thread ends" in caplog.text
+    writer.wake()
+    wait_for(lambda: len(rounds) == 2 and not writer.running)
+
+
+def test_a_wake_during_a_round_that_raises_starts_a_fresh_thread_at_once():
+    in_round, woken, rounds = threading.Event(), threading.Event(), []
+
+    def work_round() -> bool:
+        rounds.append(1)
+        if len(rounds) == 1:
+            in_round.set()
+            woken.wait(5)
+            raise RuntimeError("the database went away mid-round")
+        return False
+
+    writer = BackgroundWriter("test-writer", work_round, lambda: 0.01)
+    writer.wake()
+    assert in_round.wait(5)
+    writer.wake()  # during the round, which will raise
+    woken.set()
+    wait_for(lambda: len(rounds) == 2 and not writer.running)
