@@ -632,7 +632,7 @@ def profile_in_process(secret: str, tokens: list[str]) -> None:
         each = ", ".join(f"{name} x{n / count:.1f}" for name, n in stripe_calls.most_common())
         print(f"  and Stripe (wall) {stripe_wall['seconds'] / count * 1000:.2f} ms in "
               f"{stripe_calls.total() / count:.1f} calls: {each}")  # fmt: skip
-    profiler = cProfile.Profile()
+    profiler = cProfile.Profile(time.process_time)  # CPU: a wait on a socket is not work
     profiler.enable()
     for token in measured[count:]:
         post(token)
@@ -641,9 +641,15 @@ def profile_in_process(secret: str, tokens: list[str]) -> None:
     for (filename, _, _), (_, _, tottime, _, _) in pstats.Stats(profiler).stats.items():
         own[component(filename)] += tottime
     whole = sum(own.values())
-    print("own time by component, under cProfile (inflated, for proportions):")
+    print("own CPU time by component, under cProfile (inflated, for proportions):")
     for name, seconds in own.most_common(10):
         print(f"  {seconds / whole:6.1%}  {name}")
+    print("own CPU time by function:")
+    for (filename, line, name), (_, calls, tottime, _, _) in sorted(
+        pstats.Stats(profiler).stats.items(), key=lambda item: -item[1][2]
+    )[:15]:
+        where = f"{component(filename)} {os.path.basename(filename)}:{line} {name}"
+        print(f"  {tottime / whole:6.1%}  {calls / len(measured[count:]):5.1f}x  {where}")
 
 
 def profile(env: dict, account: dict, live: Live | None, count: int) -> None:

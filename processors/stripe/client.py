@@ -8,8 +8,10 @@ not each pay a new connection (a TLS handshake at Stripe) and the key is decrypt
 A rotation changes the stored (encrypted) key, and so the client."""
 
 import functools
+import threading
 import time
 
+import requests
 import stripe
 from django.conf import settings
 
@@ -28,13 +30,35 @@ def stripe_client(account: ConnectorAccount) -> stripe.StripeClient:
 
 @functools.lru_cache(maxsize=CLIENTS_KEPT)
 def _client(secret_key_encrypted: str, api_base: str, timeout: float) -> stripe.StripeClient:
-    addresses = {"api": api_base.rstrip("/")} if api_base else {}
+    address = api_base.rstrip("/") if api_base else stripe.DEFAULT_API_BASE
+    http = stripe.RequestsClient(
+        timeout=timeout,
+        session=ThreadSessions(),
+        proxy=requests.utils.get_environ_proxies(address) or None,
+    )
     return stripe.StripeClient(
         decrypt_secret(secret_key_encrypted),
-        base_addresses=addresses,
-        http_client=stripe.RequestsClient(timeout=timeout),
+        base_addresses={"api": address},
+        http_client=http,
         max_network_retries=0,
     )
+
+
+class ThreadSessions:
+    """The `session` a RequestsClient calls: each thread its own requests.Session (as the
+    library's default), one that does not read the environment on every call (`trust_env`:
+    every proxy variable, NO_PROXY and ~/.netrc, ~0.1 ms a call with 35 variables). The
+    proxies the environment names for the account's address are read once, with the client."""
+
+    def __init__(self):
+        self._local = threading.local()
+
+    def request(self, *args, **kwargs) -> requests.Response:
+        session = getattr(self._local, "session", None)
+        if session is None:
+            session = self._local.session = requests.Session()
+            session.trust_env = False
+        return session.request(*args, **kwargs)
 
 
 def call(method, *args, **kwargs):
