@@ -55,16 +55,19 @@ class CredentialFields(forms.Form):
         )
 
 
-class AccountAddForm(CredentialFields, forms.ModelForm):
-    api_base = forms.URLField(
-        required=False,
-        assume_scheme="https",
-        help_text=ConnectorAccount._meta.get_field("api_base").help_text,
-    )
+class HttpsURLField(forms.URLField):
+    """An address typed without a scheme is https (Django 6's default, said now)."""
 
+    def __init__(self, **kwargs):
+        super().__init__(assume_scheme="https", **kwargs)
+
+
+class AccountAddForm(CredentialFields, forms.ModelForm):
     class Meta:
         model = ConnectorAccount
         fields = ("processor", "name", "merchant", "api_base")
+        # Meta, not a declared field: the admin's change page builds the field from here
+        field_classes = {"api_base": HttpsURLField}
 
     def clean(self):
         cleaned = super().clean()

@@ -65,6 +65,12 @@ def test_added_keys_are_stored_encrypted_and_never_shown_again(staff_client, key
     assert merchant.name in shown  # its owner
 
 
+def test_an_address_typed_without_a_scheme_is_https(staff_client, keys):
+    response = staff_client.post(ADD, add_form(keys, api_base="stripe-emulator.example"))
+    assert response.status_code == 302, response.content.decode()[:2000]
+    assert ConnectorAccount.objects.get().api_base == "https://stripe-emulator.example"
+
+
 def test_a_refused_add_form_does_not_fill_the_keys_back(staff_client, keys):
     mixed = {**keys, "publishable_key": keys["publishable_key"].replace("pk_test_", "pk_live_")}
     response = staff_client.post(ADD, add_form(mixed))
