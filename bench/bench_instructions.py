@@ -21,7 +21,6 @@ them), nor granian's.
     .venv/bin/python bench/bench_instructions.py                       # this checkout
     git worktree add ../before <commit>
     .venv/bin/python bench/bench_instructions.py --app ../before --app .
-    .venv/bin/python bench/bench_instructions.py --subscribed   # a merchant with an endpoint
 
 valgrind is Debian's (`apt-get install valgrind`); a round is ~30 s per side and run.
 """
@@ -76,26 +75,13 @@ def request_log_writer():
     return writer
 
 
-def subscribe(secret: str) -> None:
-    """`--subscribed`: the merchant's one webhook endpoint, made through the checkout's own
-    API (as bench_payments.py's), so every create also writes its events' deliveries."""
-    sys.path[:] = [os.getcwd()] + [path for path in sys.path if path != str(bench.ROOT)]
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
-    from config.wsgi import application
-
-    body = json.dumps({"url": "https://127.0.0.1:9/hook"}).encode()
-    status, answer = served(application, secret, body, "/v1/webhook-endpoints")
-    if not status.startswith("201"):
-        raise SystemExit(f"could not subscribe an endpoint: {answer[:300]!r}")
-
-
-def served(application, secret: str, body: bytes, path: str = "/v1/payments") -> tuple[str, bytes]:
-    """`POST path` through the WSGI application as a server calls it: the environ a
+def served(application, secret: str, body: bytes) -> tuple[str, bytes]:
+    """`POST /v1/payments` through the WSGI application as a server calls it: the environ a
     server builds, the answer's chunks read, then close() (Django's request_finished: the
     connection's return to the pool, as after every request in production)."""
     environ = {
         "REQUEST_METHOD": "POST",
-        "PATH_INFO": path,
+        "PATH_INFO": "/v1/payments",
         "QUERY_STRING": "",
         "SERVER_NAME": "127.0.0.1",
         "SERVER_PORT": "8000",
@@ -155,9 +141,6 @@ def arguments():
     parser.add_argument("--warm", type=int, default=10)
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--pool-max", type=int, default=4)
-    parser.add_argument(
-        "--subscribed", action="store_true", help="the merchant has a webhook endpoint for *"
-    )
     args = parser.parse_args()
     args.app = [str(Path(app).resolve()) for app in args.app or [bench.ROOT]]
     args.production_limits = False  # limits lifted, as bench_payments.py measures them
@@ -187,15 +170,7 @@ def prepare(args, index: int, app: str) -> Side:
     )
     count = (2 * args.warm + args.creates) * args.rounds
     tokens = bench.create_tokens(env, account["id"], count)
-    secret = account["keys"]["test"]["secret"]
-    if args.subscribed:
-        subprocess.run(
-            [bench.PYTHON, __file__, "_subscribe", secret],
-            cwd=env["PYTHONPATH"],
-            env=env,
-            check=True,
-        )
-    return Side(env, secret, iter(tokens))
+    return Side(env, account["keys"]["test"]["secret"], iter(tokens))
 
 
 def main():
@@ -222,7 +197,5 @@ def main():
 if __name__ == "__main__":
     if sys.argv[1:2] == ["_creates"]:
         creates(sys.argv[2], sys.argv[3:])
-    elif sys.argv[1:2] == ["_subscribe"]:
-        subscribe(sys.argv[2])
     else:
         main()
