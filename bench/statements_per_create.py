@@ -61,17 +61,29 @@ trace.flush()
 """
 
 
+def messages(trace: str) -> list[str]:
+    """The trace's messages: a statement written over several lines continues its message
+    (read line by line, its Bind was counted under the unnamed statement parsed before it)."""
+    found: list[str] = []
+    for line in trace.splitlines():
+        if re.match(r"[FB]\t\d+\t", line) or not found:
+            found.append(line)
+        else:
+            found[-1] += "\n" + line
+    return found
+
+
 def statements(trace: Path) -> collections.Counter:
     """Statements the client ran, by text: simple queries (BEGIN, COMMIT) and each Bind of a
     prepared or unnamed statement, named by its Parse."""
     names, counts = {}, collections.Counter()
-    for line in trace.read_text(errors="replace").splitlines():
+    for line in messages(trace.read_text(errors="replace")):
         fields = line.split("\t")
         if len(fields) < 3 or fields[0] != "F":
             continue
         message = " ".join(fields[2:])
-        if found := re.match(r'Parse\s+"([^"]*)" "(.*)" \d+', message):
-            names[found[1]] = found[2]
+        if found := re.match(r'Parse\s+"([^"]*)" "(.*)" \d+', message, re.S):
+            names[found[1]] = " ".join(found[2].split())
         elif found := re.match(r'Bind\s+"[^"]*" "([^"]*)"', message):
             counts[names.get(found[1], "?")] += 1
         elif found := re.match(r'Query\s+"(.*)"', message):

@@ -28,12 +28,13 @@ check       0    method, account and route checked (422 `no_route`); nothing wri
                  the statement checking that the revision it is held under is still current
                  (events.services.fan_out_guard); else (or when that check fails and the
                  statement wrote nothing) BEGIN, the statement, the delivery rows, COMMIT:
-                 3 round trips, 4 with endpoints
+                 3 round trips; 5 with endpoints: the endpoints' in-flight deliveries
+                 read before the rows (webhooks.bulkhead: how many to nudge)
 log       ~0.01  the request log's entry, batched by its writer thread
                  (api.request_recorder)
 
 In all 4 round trips for a merchant without webhook endpoints in the mode (4 statements), 6
-with a transaction, 7 with endpoints, test and live mode alike. Without
+with a transaction, 8 with endpoints, test and live mode alike. Without
 a token (a pending card payment) no operation runs: one transaction inserts the payment, its
 event and its answer (payments.services._create_pending); on SQLite, step 1 is a transaction
 of its own (the token taken, then `operation_start`).
