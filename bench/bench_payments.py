@@ -637,19 +637,20 @@ def profile_in_process(secret: str, tokens: list[str]) -> None:
     for token in measured[count:]:
         post(token)
     profiler.disable()
+    functions = pstats.Stats(profiler).stats.items()
     own = Counter()
-    for (filename, _, _), (_, _, tottime, _, _) in pstats.Stats(profiler).stats.items():
+    for (filename, _, _), (_, _, tottime, _, _) in functions:
         own[component(filename)] += tottime
     whole = sum(own.values())
     print("own CPU time by component, under cProfile (inflated, for proportions):")
     for name, seconds in own.most_common(10):
         print(f"  {seconds / whole:6.1%}  {name}")
     print("own CPU time by function:")
-    for (filename, line, name), (_, calls, tottime, _, _) in sorted(
-        pstats.Stats(profiler).stats.items(), key=lambda item: -item[1][2]
-    )[:15]:
+    profiled = len(measured) - count
+    costliest = sorted(functions, key=lambda item: -item[1][2])[:15]
+    for (filename, line, name), (_, calls, tottime, _, _) in costliest:
         where = f"{component(filename)} {os.path.basename(filename)}:{line} {name}"
-        print(f"  {tottime / whole:6.1%}  {calls / len(measured[count:]):5.1f}x  {where}")
+        print(f"  {tottime / whole:6.1%}  {calls / profiled:5.1f}x  {where}")
 
 
 def profile(env: dict, account: dict, live: Live | None, count: int) -> None:

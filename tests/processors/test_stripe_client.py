@@ -7,7 +7,7 @@ from stripe import APIConnectionError
 from processors.stripe.client import _client, stripe_client
 from tests.processors.conftest import connector_account
 
-NO_PROXY_THERE = "http://127.0.0.1:9"  # the discard port: nothing listens, a connect fails
+DEAD_PROXY = "http://127.0.0.1:9"  # a proxy on the discard port: nothing listens there
 
 
 @pytest.fixture
@@ -27,7 +27,7 @@ def unproxied(monkeypatch):
 @pytest.mark.django_db
 def test_a_proxy_the_environment_names_is_used(localstripe, monkeypatch, fresh_clients):
     unproxied(monkeypatch)
-    monkeypatch.setenv("HTTP_PROXY", NO_PROXY_THERE)
+    monkeypatch.setenv("HTTP_PROXY", DEAD_PROXY)
     client = stripe_client(connector_account(localstripe.url))
     with pytest.raises(APIConnectionError):
         client.v1.customers.create()
@@ -39,5 +39,5 @@ def test_the_environment_is_read_when_the_client_is_made_not_on_each_call(
 ):
     unproxied(monkeypatch)
     client = stripe_client(connector_account(localstripe.url))
-    monkeypatch.setenv("HTTP_PROXY", NO_PROXY_THERE)  # read per call, this would fail the call
+    monkeypatch.setenv("HTTP_PROXY", DEAD_PROXY)  # read per call, this would fail the call
     assert client.v1.customers.create().id.startswith("cus_")
