@@ -56,6 +56,9 @@ class Receiver:
             def do_POST(self):
                 length = int(self.headers.get("Content-Length", 0))
                 body = self.rfile.read(length)
+                if len(body) < length:  # the client died mid-body: no request, for any server
+                    self.close_connection = True
+                    return
                 event_id = self.headers.get("Service-Event-Id", "")
                 reply = receiver.replies.get(event_id, receiver.reply)
                 received = Received(
