@@ -92,7 +92,9 @@ def api_key_find(secret: str, *, before_query: Callable[[], None] | None = None)
     if before_query is not None and not keycache.lookups.holds(current_hash):
         before_query()  # never cached here (a made-up key): refused before any query at all
         before_query = None
-    read_under, cached = keycache.lookups.get(current_hash)  # read before the database's row
+    cached = _assumed_entry(current_hash)
+    if cached is None:
+        read_under, cached = keycache.lookups.get(current_hash)  # read before the database's row
     if cached is not None:
         row, last_used_at = cached
         api_key = _key_with_merchant_from(row)
@@ -113,6 +115,24 @@ def api_key_find(secret: str, *, before_query: Callable[[], None] | None = None)
     else:
         keycache.lookups.put(current_hash, read_under, (row, api_key.last_used_at))
     return api_key
+
+
+def _assumed_entry(key_hash: str) -> tuple | None:
+    """The cached entry for `key_hash` with its revision assumed, not read, where the request's
+    first statement confirms it (infra.revision.assume: an idempotent POST's claim); None
+    otherwise, or when the key's use is due to be recorded (a write must not run before the
+    confirmation)."""
+    if not revision.assumable():
+        return None
+    latest = keycache.lookups.latest(key_hash)
+    if latest is None or _use_due(latest[1][1]):
+        return None
+    revision.assume(latest[0])
+    return latest[1]
+
+
+def _use_due(last_used_at) -> bool:
+    return not last_used_at or timezone.now() - last_used_at >= LAST_USED_RESOLUTION
 
 
 _KEY_ROWS, _MERCHANT_ROWS = ModelRows(ApiKey, "k"), ModelRows(Merchant, "m")
@@ -147,9 +167,9 @@ def api_key_touch(api_key: ApiKey) -> None:
     """Record use, at most once a minute per key so authentication stays a read. The
     revision is not changed: nothing decides on `last_used_at`, and the cached entry is
     kept in step by `keycache.touched`."""
+    if not _use_due(api_key.last_used_at) or revision.assumed() is not None:
+        return  # (assumed: recorded by a later request, not before the revision is confirmed)
     now = timezone.now()
-    if api_key.last_used_at and now - api_key.last_used_at < LAST_USED_RESOLUTION:
-        return
     ApiKey.objects.filter(pk=api_key.pk).update(last_used_at=now)
     api_key.last_used_at = now
     keycache.touched(api_key.key_hash, now)

@@ -3,8 +3,10 @@
 import functools
 
 from django.conf import settings
+from django.db import DatabaseError
 from django.http import HttpResponse
 from django.views.decorators.csrf import csrf_exempt
+from rest_framework.exceptions import APIException
 from rest_framework.negotiation import BaseContentNegotiation
 from rest_framework.views import APIView
 
@@ -12,6 +14,7 @@ from api import metrics
 from api.carddata import refuse_raw_card_data
 from api.errors import ApiFailure, ServiceError, ValidationFailed, unrecognized_url
 from api.idempotency import (
+    KEY_HEADER,
     Answer,
     BodyCipher,
     Claim,
@@ -31,7 +34,7 @@ from api.parsers import (
     refuse_overlong_query_values,
     request_body,
 )
-from infra import failpoints
+from infra import failpoints, revision
 
 
 class _Replay(Exception):
@@ -132,6 +135,8 @@ class ServiceAPIView(APIView):
         return drf_request
 
     def initial(self, request, *args, **kwargs):
+        if self._claims(request):
+            revision.will_confirm()  # the claim's statement reads it (api.idempotency)
         super().initial(request, *args, **kwargs)  # authentication, permissions, admission
         refuse_overlong_query_values(request)
         if request.method in BODYLESS_METHODS:
@@ -148,23 +153,33 @@ class ServiceAPIView(APIView):
         if request.method == "POST":
             require_json_object(request)
 
-    def claim_idempotency_key(self, request, body: bytes) -> Claim | None:
+    def _claims(self, request) -> bool:
         """Only POSTs with the header are idempotent; a POST without one runs once, unguarded
         (decisions.md)."""
-        if request.method != "POST" or self.ignores_idempotency_key:
+        return (
+            request.method == "POST"
+            and not self.ignores_idempotency_key
+            and KEY_HEADER in request.META
+        )
+
+    def claim_idempotency_key(self, request, body: bytes) -> Claim | None:
+        if not self._claims(request):
             return None
-        key = idempotency_key(request)
-        if key is None:
-            return None
-        outcome = idempotency_claim(
-            merchant_id=request.auth.merchant_id,
-            livemode=request.auth.livemode,
-            key=key,
+        claim = functools.partial(
+            idempotency_claim,
+            key=idempotency_key(request),
             method=request.method,
             path=request.path,
             body=body,
             request_id=request.request_id,
         )
+        try:
+            outcome = claim(merchant_id=request.auth.merchant_id, livemode=request.auth.livemode)
+        except revision.Moved:
+            # The key came from the cache under an older revision: looked up again (401 if it
+            # was revoked meanwhile), then claimed under the revision just read.
+            request._authenticate()
+            outcome = claim(merchant_id=request.auth.merchant_id, livemode=request.auth.livemode)
         if not isinstance(outcome, Claim):
             raise _Replay(replay_response(outcome, self.stored_response_cipher))
         return outcome
@@ -172,6 +187,7 @@ class ServiceAPIView(APIView):
     def handle_exception(self, exc):
         if isinstance(exc, _Replay):
             return exc.response
+        exc = _after_confirming_the_revision(self.request, exc)
         claim = self._held_claim
         if claim is not None and claim.stored is not None and isinstance(exc, ServiceError):
             # A refusal the service committed with its answer (a refused capture): the answer
@@ -247,6 +263,24 @@ class ServiceAPIView(APIView):
             queryset, self.request.query_params, id_prefix=id_prefix
         )
         return list_envelope([serialize(item) for item in items], has_more, next_cursor, **extra)
+
+
+def _after_confirming_the_revision(request, exc: Exception) -> Exception:
+    """A request that assumed the configuration revision (infra.revision.assume) and fails
+    before its claim confirmed it reads it now: nothing is answered on an assumed revision. If
+    it moved, the key is looked up again, and a refusal of it (revoked meanwhile) is the
+    answer instead."""
+    if revision.assumed() is None:
+        return exc
+    try:
+        if revision.confirm(revision.read(revision.SQL, [])):
+            return exc
+        request._authenticate()
+    except (ServiceError, APIException) as refusal:
+        return refusal
+    except DatabaseError:
+        pass  # the database is out of reach: the error the request met is answered
+    return exc
 
 
 class OneFormat(BaseContentNegotiation):

@@ -19,7 +19,15 @@ its own, webhooks/selectors.py). Within a request it is read once: the value the
 asked for serves every later one until the request ends or `changed()` runs in it (the
 request is then as if it had started a moment earlier, which any request may be). Outside a
 request (tasks, commands) every `current()` reads. On another database (the embedded SQLite)
-there is no revision: nothing is cached. `MAX_AGE` bounds what a write that does not call
+there is no revision: nothing is cached.
+
+A request whose first statement reads the revision itself (an idempotent POST: its claim,
+api.idempotency) need not read it first: it may `assume` the revision an entry it uses is
+stored under, and that statement `confirm`s it. Nothing is written or answered on an assumed
+revision: the claim writes nothing unless the revision is the one assumed, and a request
+that answers before its claim confirms first (api.views.ServiceAPIView). When the revision
+has moved, the request is as if it had started then: it looks up again what it had
+assumed (its key), under the revision read. `MAX_AGE` bounds what a write that does not call
 `changed()` costs (an `UPDATE` by hand in a shell, rows restored from a backup): it is seen
 within 60 s.
 """
@@ -52,7 +60,7 @@ def changed() -> None:
         raise RuntimeError("revision.changed() must run inside the transaction of the change")
     with connection.cursor() as cursor:
         cursor.execute(CHANGE_SQL)
-    _this_request.value = _UNREAD
+    _this_request.value, _this_request.assumed = _UNREAD, False
 
 
 def current() -> int | None:
@@ -63,6 +71,42 @@ def current() -> int | None:
     if _this_request.value is _UNREAD:
         _this_request.value = read(SQL, [])
     return _this_request.value
+
+
+class Moved(Exception):
+    """The revision a request assumed is not the current one: what it took under it (its
+    key) must be looked up again before it goes on."""
+
+
+def will_confirm() -> None:
+    """This request's first statement reads the revision and writes nothing unless it is the
+    one assumed (the idempotency claim): a cache may `assume` until then."""
+    if getattr(_this_request, "active", False) and _this_request.value is _UNREAD:
+        _this_request.may_assume = True
+
+
+def assumable() -> bool:
+    """Whether a cache may take an entry's revision as this request's without a read."""
+    return getattr(_this_request, "may_assume", False) and _this_request.value is _UNREAD
+
+
+def assume(value: int) -> None:
+    """`value` (what an entry used is stored under) is this request's revision, unconfirmed."""
+    _this_request.value, _this_request.assumed = value, True
+
+
+def assumed() -> int | None:
+    """The revision this request assumed and has not confirmed yet; None otherwise."""
+    return _this_request.value if getattr(_this_request, "assumed", False) else None
+
+
+def confirm(value: int | None) -> bool:
+    """The revision as the request's statement read it: the request's from now on. -> whether
+    it is the one assumed (if not, what the request took under it must be looked up again)."""
+    held = value == _this_request.value
+    _this_request.value, _this_request.assumed = value, False
+    _this_request.may_assume = False
+    return held
 
 
 def read(sql: str, params: list) -> int | None:
@@ -77,15 +121,22 @@ def read(sql: str, params: list) -> int | None:
 
 _CURRENT = object()
 _UNREAD = object()
-_this_request = threading.local()  # .active: inside a request; .value: its revision, once read
+# .active: inside a request; .value: its revision, once read (or assumed: .assumed);
+# .may_assume: its first statement will confirm it (will_confirm).
+_this_request = threading.local()
 
 
 def _request_starts(**kwargs) -> None:
-    _this_request.active, _this_request.value = True, _UNREAD
+    _request_is(active=True)
 
 
 def _request_ends(**kwargs) -> None:
-    _this_request.active, _this_request.value = False, _UNREAD
+    _request_is(active=False)
+
+
+def _request_is(*, active: bool) -> None:
+    _this_request.active, _this_request.value = active, _UNREAD
+    _this_request.assumed = _this_request.may_assume = False
 
 
 request_started.connect(_request_starts, dispatch_uid="infra.revision")

@@ -189,10 +189,11 @@ def insert_sql(
     transaction it is a plain insert, so it can never make a caller's whole transaction lax.
 
     `select_tail` (one row): the row comes from `SELECT <values> <select_tail>` instead of
-    VALUES, so that a FROM or WHERE clause can decide whether it is written at all."""
+    VALUES, so that a FROM or WHERE clause can decide whether it is written at all (with
+    `async_commit`, a WHERE clause only)."""
     connection = connections[using]
     if async_commit and connection.vendor == "postgresql" and connection.get_autocommit():
-        select_tail = f"FROM {_ASYNC_COMMIT}"
+        select_tail = f"FROM {_ASYNC_COMMIT} {select_tail or ''}".rstrip()
     names = _written_names(model, rows)
     sql, adapting = _insert_statement(model, names, len(rows), suffix, select_tail, using)
     return sql, [value for row in rows for value in _adapted(row, names, adapting, connection)]

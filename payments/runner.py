@@ -6,10 +6,13 @@ PostgreSQL, counted by `bench/statements_per_create.py`; the pool's check of the
 is a poll of its socket, no round trip: config/postgresql/base.py):
 
 step      trips  what it does (where)
-key         1    the configuration revision read; the API key from the per-process cache
-                 (accounts.keycache, infra.revision)
-claim       1    the Idempotency-Key claimed: INSERT ... ON CONFLICT DO NOTHING, autocommit
-                 (api.views, api.idempotency.idempotency_claim)
+key         0    the API key from the per-process cache, its revision assumed, not read
+                 (accounts.services._assumed_entry, infra.revision.assume); 1, the
+                 configuration revision read, without an Idempotency-Key or a cached key
+claim       1    the Idempotency-Key claimed: INSERT ... ON CONFLICT DO NOTHING, autocommit,
+                 written only if the revision it reads is the one assumed; if not, nothing
+                 is written, the key looked up again and the claim made again
+                 (api.views, api.idempotency._insert_if_new)
 check       0    method, account and route checked (422 `no_route`); nothing written yet
                  (payments.services.payment_create)
 1 start     1    the claim's lease renewed, the token taken, the operation inserted
@@ -33,11 +36,11 @@ check       0    method, account and route checked (422 `no_route`); nothing wri
 log       ~0.01  the request log's entry, batched by its writer thread
                  (api.request_recorder)
 
-In all 4 round trips for a merchant without webhook endpoints in the mode (4 statements), 6
-with a transaction, 8 with endpoints, test and live mode alike. Without
-a token (a pending card payment) no operation runs: one transaction inserts the payment, its
-event and its answer (payments.services._create_pending); on SQLite, step 1 is a transaction
-of its own (the token taken, then `operation_start`).
+In all 3 round trips for a merchant without webhook endpoints in the mode (3 statements), 5
+with a transaction, 7 with endpoints, test and live mode alike; one more each without an
+Idempotency-Key. Without a token (a pending card payment) no operation runs: one transaction
+inserts the payment, its event and its answer (payments.services._create_pending); on SQLite,
+step 1 is a transaction of its own (the token taken, then `operation_start`).
 
 The phases, of every operation:
 

@@ -9,6 +9,7 @@ changes on other connections, tests/e2e/test_config_across_nodes.py in other pro
 """
 
 import datetime
+import hashlib
 import logging
 from io import StringIO
 
@@ -21,10 +22,11 @@ from django.utils import timezone
 from accounts import keycache, keys
 from accounts.models import ApiKey
 from accounts.services import api_key_find, api_key_revoke
+from api.models import IdempotencyRecord
 from infra import revision
 from tests.accounts.test_authentication import assert_error
 from tests.conftest import key_client, redis_cache_at
-from tests.payments.support import APPROVED, create, error_of
+from tests.payments.support import APPROVED, create, error_of, payment_body, tokenize
 from tests.payments.test_limits import form_fields
 from tests.sick import CLOSED_PORT_URL, FORWARD
 
@@ -206,3 +208,87 @@ def test_without_redis_the_cache_works_and_no_traceback_is_logged(
         api_key_revoke(api_key=key)
         assert_error(api.get(PATH), 401, "authentication_error", "api_key_revoked")
     assert not any(record.exc_info for record in caplog.records)
+
+
+# An idempotent POST takes a cached key without reading the revision first: its claim's
+# statement reads it and writes nothing unless it is the one the key was cached under
+# (infra.revision.assume, api.idempotency._insert_if_new).
+
+
+def idempotent_create(client, key: str):
+    body = payment_body(tokenize(client))
+    return client.post("/v1/payments", body, format="json", HTTP_IDEMPOTENCY_KEY=key)
+
+
+def claims_for(key: str) -> int:
+    return IdempotencyRecord.objects.filter(
+        key_hash=hashlib.sha256(key.encode()).hexdigest()
+    ).count()
+
+
+def test_an_idempotent_create_with_a_cached_key_reads_the_revision_in_its_claim(api):
+    assert idempotent_create(api, "warm").status_code == 201
+    token = tokenize(api)
+    with CaptureQueriesContext(connection) as queries:
+        response = api.post(
+            "/v1/payments", payment_body(token), format="json", HTTP_IDEMPOTENCY_KEY="second"
+        )
+    assert response.status_code == 201, response.content
+    statements = [q["sql"] for q in queries.captured_queries]
+    assert revision.SQL not in statements  # no read of its own
+    assert revision.SQL in statements[0] and "INSERT" in statements[0]  # the claim's
+    assert key_lookups(queries) == 0
+
+
+def test_a_key_revoked_after_it_was_cached_is_refused_and_claims_nothing(api, key):
+    assert idempotent_create(api, "warm").status_code == 201
+    body = payment_body(tokenize(api))
+    api_key_revoke(api_key=key)
+    response = api.post("/v1/payments", body, format="json", HTTP_IDEMPOTENCY_KEY="after")
+    assert_error(response, 401, "authentication_error", "api_key_revoked")
+    assert claims_for("after") == 0
+
+
+def test_a_key_revoked_after_it_was_cached_is_refused_its_replays(api, key):
+    token = tokenize(api)
+    first = api.post("/v1/payments", payment_body(token), format="json", HTTP_IDEMPOTENCY_KEY="k")
+    assert first.status_code == 201
+    api_key_revoke(api_key=key)
+    again = api.post("/v1/payments", payment_body(token), format="json", HTTP_IDEMPOTENCY_KEY="k")
+    assert_error(again, 401, "authentication_error", "api_key_revoked")
+
+
+def test_a_revision_moved_by_another_change_looks_the_key_up_again_and_claims_once(api):
+    assert idempotent_create(api, "warm").status_code == 201
+    token = tokenize(api)
+    with connection.cursor() as cursor:
+        cursor.execute(revision.CHANGE_SQL)  # another merchant's endpoint, say
+    with CaptureQueriesContext(connection) as queries:
+        response = api.post(
+            "/v1/payments", payment_body(token), format="json", HTTP_IDEMPOTENCY_KEY="moved"
+        )
+    assert response.status_code == 201, response.content
+    assert key_lookups(queries) == 1
+    assert claims_for("moved") == 1
+
+
+def test_a_refusal_before_the_claim_is_not_answered_to_a_key_revoked_meanwhile(api, key):
+    """A body refused before the claim (a card number) is answered only once the revision
+    is read: 401 for a key revoked since it was cached, not the 400."""
+    assert idempotent_create(api, "warm").status_code == 201
+    body = {**payment_body(), "metadata": {"card": "4242424242424242"}}
+    response = api.post("/v1/payments", body, format="json", HTTP_IDEMPOTENCY_KEY="refused")
+    assert_error(response, 400, "validation_error", "raw_card_data_not_allowed")
+    api_key_revoke(api_key=key)
+    response = api.post("/v1/payments", body, format="json", HTTP_IDEMPOTENCY_KEY="refused")
+    assert_error(response, 401, "authentication_error", "api_key_revoked")
+
+
+def test_an_idempotent_create_records_a_use_that_is_due(api, key, time_machine):
+    time_machine.move_to("2026-11-21T10:00:00Z", tick=False)
+    assert idempotent_create(api, "first").status_code == 201
+    time_machine.move_to("2026-11-21T10:01:30Z", tick=False)
+    assert idempotent_create(api, "second").status_code == 201
+    assert ApiKey.objects.get(pk=key.pk).last_used_at == datetime.datetime(
+        2026, 11, 21, 10, 1, 30, tzinfo=datetime.UTC
+    )
