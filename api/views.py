@@ -178,7 +178,7 @@ class ServiceAPIView(APIView):
         except revision.Moved:
             # The key came from the cache under an older revision: looked up again (401 if it
             # was revoked meanwhile), then claimed under the revision just read.
-            request._authenticate()
+            _authenticate_again(request)
             outcome = claim(merchant_id=request.auth.merchant_id, livemode=request.auth.livemode)
         if not isinstance(outcome, Claim):
             raise _Replay(replay_response(outcome, self.stored_response_cipher))
@@ -275,12 +275,26 @@ def _after_confirming_the_revision(request, exc: Exception) -> Exception:
     try:
         if revision.confirm(revision.read(revision.SQL, [])):
             return exc
-        request._authenticate()
+        _authenticate_again(request)
     except (ServiceError, APIException) as refusal:
         return refusal
     except DatabaseError:
         pass  # the database is out of reach: the error the request met is answered
     return exc
+
+
+def _authenticate_again(request) -> None:
+    """The key looked up again, under the revision just read, as if for the first time: what
+    the first lookup set on the request is dropped, so a refusal leaves none of it (the
+    request log keeps no entry of a request no valid key made)."""
+    for target in (request, request._request):
+        for name in AUTHENTICATED_ATTRIBUTES:
+            target.__dict__.pop(name, None)
+    request._authenticate()
+
+
+# What authentication sets on both requests (accounts.authentication.ApiKeyAuthentication).
+AUTHENTICATED_ATTRIBUTES = ("merchant", "api_key", "livemode", "api_version")
 
 
 class OneFormat(BaseContentNegotiation):

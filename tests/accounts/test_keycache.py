@@ -10,6 +10,7 @@ changes on other connections, tests/e2e/test_config_across_nodes.py in other pro
 
 import datetime
 import hashlib
+import json
 import logging
 from io import StringIO
 
@@ -240,13 +241,17 @@ def test_an_idempotent_create_with_a_cached_key_reads_the_revision_in_its_claim(
     assert key_lookups(queries) == 0
 
 
-def test_a_key_revoked_after_it_was_cached_is_refused_and_claims_nothing(api, key):
+def test_a_key_revoked_after_it_was_cached_is_refused_and_claims_nothing(api, key, caplog):
     assert idempotent_create(api, "warm").status_code == 201
     body = payment_body(tokenize(api))
     api_key_revoke(api_key=key)
-    response = api.post("/v1/payments", body, format="json", HTTP_IDEMPOTENCY_KEY="after")
+    with caplog.at_level(logging.INFO, logger="api.request"):
+        response = api.post("/v1/payments", body, format="json", HTTP_IDEMPOTENCY_KEY="after")
     assert_error(response, 401, "authentication_error", "api_key_revoked")
     assert claims_for("after") == 0
+    logged = json.loads(caplog.records[-1].getMessage())
+    # As any request no valid key made: no merchant's, so no entry in its request log.
+    assert (logged["status"], logged["merchant"], logged["key_id"]) == (401, None, None)
 
 
 def test_a_key_revoked_after_it_was_cached_is_refused_its_replays(api, key):
