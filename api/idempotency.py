@@ -20,17 +20,17 @@ import logging
 import secrets
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Protocol
 
 from django.conf import settings
 from django.db import DEFAULT_DB_ALIAS, DatabaseError, connections, transaction
 from django.http import HttpResponse
 from django.utils import timezone
 
-from api.errors import ApiFailure, IdempotencyFailed, ServiceError, ValidationFailed
+from api.errors import IdempotencyFailed, ServiceError, ValidationFailed
 from api.logfilters import redact_log_text
 from api.models import IdempotencyRecord
 from api.renderers import dumps
+from api.replay import BodyCipher
 from infra import failpoints, revision
 from infra.deferred import DeferredWrites
 from infra.keyed import by_key, keyed_cursor
@@ -42,7 +42,6 @@ log = logging.getLogger("api.idempotency")
 KEY_HEADER = "HTTP_IDEMPOTENCY_KEY"
 KEY_MAX_LENGTH = 255
 REPLAY_WINDOW = datetime.timedelta(hours=24)
-REPLAYED_HEADER = "Idempotent-Replayed"
 # An error answer is an envelope of bounded fields (api.errors: a message of at most 500
 # characters quoting at most 40 of a value), a few hundred bytes. A larger one would be a
 # message quoting input whole again (issue 20: 261 kB per request, kept 24 hours); it is not
@@ -84,19 +83,6 @@ class Claim:
     render: Render | None = None
     stored: Answer | None = None
     written: Answer | None = None  # stored by the work's statement, its transaction not ended
-
-
-class UnreadableStoredResponse(Exception):
-    """A stored response none of the configured keys decrypts (a key dropped)."""
-
-
-class BodyCipher(Protocol):
-    """How a view whose responses show a secret has them kept: encrypted at rest."""
-
-    def encrypt(self, data: bytes) -> bytes: ...
-
-    def decrypt(self, data: bytes) -> bytes:
-        """Raises UnreadableStoredResponse when no configured key decrypts `data`."""
 
 
 def idempotency_key(request) -> str | None:
@@ -378,34 +364,6 @@ def _release(claim: Claim) -> None:
 
 
 _late_releases = DeferredWrites("idempotency-releases")
-
-
-def replay_response(record: IdempotencyRecord, cipher: BodyCipher | None = None) -> HttpResponse:
-    """The original response, byte for byte, with its original X-Request-Id."""
-    body = bytes(record.body) if cipher is None else _decrypted(record, cipher)
-    response = HttpResponse(body, status=record.status, content_type=record.content_type)
-    response[REPLAYED_HEADER] = "true"
-    response["X-Request-Id"] = record.request_id
-    return response
-
-
-def _decrypted(record: IdempotencyRecord, cipher: BodyCipher) -> bytes:
-    """The stored body decrypted; when no key decrypts it, a 500 that says what happened
-    rather than "retry": a retry meets the same record for the rest of its 24 hours, and
-    running the request again could repeat work that completed (a second endpoint)."""
-    try:
-        return cipher.decrypt(bytes(record.body))
-    except UnreadableStoredResponse:
-        log.error(
-            "stored response of idempotency record %s is unreadable: the key it was encrypted "
-            "with is no longer configured (docs/webhooks.md, encryption keys)",
-            record.pk,
-        )
-        raise ApiFailure(
-            "The request sent with this Idempotency-Key completed, but its response was kept "
-            "encrypted and can no longer be read, so it cannot be replayed, and retrying with "
-            "this key will not help: look up the result instead."
-        ) from None
 
 
 def idempotency_records_purge() -> int:

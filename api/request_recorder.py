@@ -21,10 +21,11 @@ import time
 from django.conf import settings
 from django.db import DatabaseError, DataError, IntegrityError, models, transaction
 
-from api.idempotency import KEY_HEADER, REPLAYED_HEADER
+from api.idempotency import KEY_HEADER
 from api.ids import id_floor
 from api.logfilters import redact_log_text
 from api.models import RequestLogEntry
+from api.replay import REPLAYED_HEADER
 from api.request_log_bound import RefusedPublishableBound
 from infra.background import BackgroundWriter
 from infra.retention import purge_rows

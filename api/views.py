@@ -16,14 +16,12 @@ from api.errors import ApiFailure, ServiceError, ValidationFailed, unrecognized_
 from api.idempotency import (
     KEY_HEADER,
     Answer,
-    BodyCipher,
     Claim,
     Render,
     idempotency_claim,
     idempotency_key,
     idempotency_release,
     idempotency_settle,
-    replay_response,
 )
 from api.middleware import error_response
 from api.pagination import list_envelope, paginate
@@ -34,6 +32,7 @@ from api.parsers import (
     refuse_overlong_query_values,
     request_body,
 )
+from api.replay import BodyCipher, replay_response
 from infra import failpoints, revision
 
 

@@ -14,7 +14,7 @@ from functools import cache
 from cryptography.fernet import Fernet, InvalidToken, MultiFernet
 from django.conf import settings
 
-from api.idempotency import UnreadableStoredResponse
+from api.replay import UnreadableStoredResponse
 
 SECRET_PREFIX = "svc_whsec_"
 SECRET_LENGTH = 32  # base62 characters after the prefix (decisions.md "Neutral names")
@@ -62,7 +62,7 @@ def keys_derived_from_secret_key() -> bool:
 
 
 class StoredResponses:
-    """api.idempotency.BodyCipher for the endpoint views whose responses show the secret
+    """api.replay.BodyCipher for the endpoint views whose responses show the secret
     (create, roll-secret): the body kept for a replay is encrypted like the secret itself."""
 
     def encrypt(self, data: bytes) -> bytes:
