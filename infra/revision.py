@@ -60,7 +60,7 @@ def changed() -> None:
         raise RuntimeError("revision.changed() must run inside the transaction of the change")
     with connection.cursor() as cursor:
         cursor.execute(CHANGE_SQL)
-    _this_request.value, _this_request.assumed = _UNREAD, False
+    _unread()
 
 
 def current() -> int | None:
@@ -135,7 +135,13 @@ def _request_ends(**kwargs) -> None:
 
 
 def _request_is(*, active: bool) -> None:
-    _this_request.active, _this_request.value = active, _UNREAD
+    _this_request.active = active
+    _unread()
+
+
+def _unread() -> None:
+    """The request's revision is to be read again (nothing assumed, nothing to assume)."""
+    _this_request.value = _UNREAD
     _this_request.assumed = _this_request.may_assume = False
 
 
