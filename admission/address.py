@@ -85,9 +85,15 @@ def refuse_refused_address(request) -> None:
     """429 at once, with no round trip, while this process knows the address's bucket to be
     empty: asked before a key is looked up in the database, so a flood of made-up keys costs
     no query."""
-    wait = buckets.known_empty_for(_address_bucket(request))
+    wait = known_empty_for(request)
     if wait > 0:
         raise address_refusal(wait)
+
+
+def known_empty_for(request) -> float:
+    """Seconds this process still knows the address's bucket to be empty (0 or less: not
+    known)."""
+    return buckets.known_empty_for(_address_bucket(request))
 
 
 def address_refusal(wait: float) -> RateLimited:

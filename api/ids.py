@@ -50,7 +50,7 @@ def new_ulid() -> str:
         else:
             _last_ms = now_ms
             _last_random = int.from_bytes(os.urandom(10), "big")
-        return _encode(now_ms, 10) + _encode(_last_random, 16)
+        return _encode(now_ms << _RANDOM_BITS | _last_random, 26)
 
 
 def new_id(prefix: str) -> str:

@@ -295,6 +295,8 @@ def _written_names(model, rows: list[dict]) -> tuple:
     database's: left out, the column is NULL all the same, with one value fewer to adapt and
     send (a create's chained statement stays under psycopg's 50-parameter parse cache)."""
     keep = _database_defaulted(model)
+    if len(rows) == 1:  # every statement of a create: one pass over its one row
+        return tuple([name for name, value in rows[0].items() if value is not None or name in keep])
     written = {name for row in rows for name, value in row.items() if value is not None}
     return tuple([name for name in rows[0] if name in keep or name in written])
 

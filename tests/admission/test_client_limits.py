@@ -6,6 +6,7 @@ are refused before the database is asked once their address is over its limit.""
 import pytest
 from django.test import RequestFactory
 
+from accounts import keys
 from admission.address import client_address
 from api.ids import new_id
 from tests.api.test_conventions import error_of
@@ -122,6 +123,18 @@ def test_a_known_secret_key_is_not_refused_by_its_address(api, anonymous_api, lo
     for _ in range(3):
         anonymous_api.get("/v1/test/keys", **from_(ATTACKER))
     assert api.get("/v1/test/keys", **from_(ATTACKER)).status_code == 200
+
+
+@pytest.mark.postgres
+def test_an_address_in_good_standing_has_its_key_hashed_once(api, monkeypatch):
+    """Step 2 asks whether the address is known empty before it hashes the key (issue 33): a
+    request from an address never refused hashes its key once, in authentication."""
+    assert api.get("/v1/test/keys", **from_(CUSTOMER)).status_code == 200  # the key cached
+    hashed = []
+    real_hash_key = keys.hash_key
+    monkeypatch.setattr(keys, "hash_key", lambda *args: hashed.append(1) or real_hash_key(*args))
+    assert api.get("/v1/test/keys", **from_(CUSTOMER)).status_code == 200
+    assert len(hashed) == 1
 
 
 # --- which address --------------------------------------------------------------------------
