@@ -10,6 +10,7 @@ their /64, the block one host is usually given.
 
 import ipaddress
 import math
+from collections.abc import Callable
 from functools import cache
 
 from django.conf import settings
@@ -81,19 +82,15 @@ def refuse_over_address_limit(request) -> None:
         raise address_refusal(wait)
 
 
-def refuse_refused_address(request) -> None:
+def refuse_refused_address(request, excused: Callable[[], bool] = lambda: False) -> None:
     """429 at once, with no round trip, while this process knows the address's bucket to be
     empty: asked before a key is looked up in the database, so a flood of made-up keys costs
-    no query."""
-    wait = known_empty_for(request)
-    if wait > 0:
+    no query. `excused()`, asked only for such an address, lets the request through all the
+    same (admission's step 2: a key in the key cache, whose HMAC an address in good standing
+    does not pay there)."""
+    wait = buckets.known_empty_for(_address_bucket(request))
+    if wait > 0 and not excused():
         raise address_refusal(wait)
-
-
-def known_empty_for(request) -> float:
-    """Seconds this process still knows the address's bucket to be empty (0 or less: not
-    known)."""
-    return buckets.known_empty_for(_address_bucket(request))
 
 
 def address_refusal(wait: float) -> RateLimited:

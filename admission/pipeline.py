@@ -67,14 +67,12 @@ class AdmissionMiddleware:
 
 def _refuse_a_refused_address(request) -> None:
     """Preflights are answered as ever (they carry no key); an unknown path from a refused
-    address is 429 rather than 404. The address is asked first (a dict lookup): the key, an
-    HMAC and the key cache's lookup, only for an address known empty, so the requests of an
-    address in good standing hash their key once, in authentication (issue 33)."""
+    address is 429 rather than 404. The key (an HMAC and the key cache's lookup) is asked
+    only of an address known empty, so the requests of an address in good standing hash
+    their key once, in authentication (issue 33)."""
     if not request.path.startswith("/v1/") or request.method == "OPTIONS":
         return
-    wait = address.known_empty_for(request)
-    if wait > 0 and not _brings_a_known_key(request):
-        raise address.address_refusal(wait)
+    address.refuse_refused_address(request, excused=lambda: _brings_a_known_key(request))
 
 
 def _refuse_a_made_up_key_in_a_flood(request) -> None:
