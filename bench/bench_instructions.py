@@ -23,6 +23,14 @@ them), nor granian's.
     .venv/bin/python bench/bench_instructions.py --app ../before --app .
 
 valgrind is Debian's (`apt-get install valgrind`); a round is ~30 s per side and run.
+
+`--cpu` times the same process instead of counting it: its user and system CPU (the kernel's
+work for its round trips to PostgreSQL and Redis included, which the count leaves out), the
+same difference of two runs per create. It moves with the machine's load, as every time does,
+but sees no web server and no load generator: the app's own CPU per create, sides alternating
+in one sitting (`--creates 2000`: start-up's spread then moves a create's figure ~1%).
+
+    .venv/bin/python bench/bench_instructions.py --cpu --creates 2000 --app ../before --app .
 """
 
 import argparse
@@ -30,6 +38,7 @@ import io
 import json
 import os
 import re
+import resource
 import shutil
 import statistics
 import subprocess
@@ -76,21 +85,30 @@ def request_log_writer():
 
 
 def served(application, secret: str, body: bytes) -> tuple[str, bytes]:
-    """`POST /v1/payments` through the WSGI application as a server calls it: the environ a
-    server builds, the answer's chunks read, then close() (Django's request_finished: the
-    connection's return to the pool, as after every request in production)."""
+    """`POST /v1/payments` through the WSGI application as a server calls it."""
+    headers = {
+        "HTTP_AUTHORIZATION": f"Bearer {secret}",
+        "HTTP_IDEMPOTENCY_KEY": str(uuid.uuid4()),  # a fresh one each, as bench_payments.py
+        "CONTENT_TYPE": "application/json",
+    }
+    return called(application, "POST", "/v1/payments", body, headers)
+
+
+def called(application, method: str, path: str, body: bytes = b"", headers=None):
+    """-> (status, answer) of one request through the WSGI application as a server calls it:
+    the environ a server builds (`headers` as its HTTP_* and CONTENT_* keys), the answer's
+    chunks read, then close() (Django's request_finished: the connection's return to the
+    pool, as after every request in production)."""
     environ = {
-        "REQUEST_METHOD": "POST",
-        "PATH_INFO": "/v1/payments",
+        "REQUEST_METHOD": method,
+        "PATH_INFO": path,
         "QUERY_STRING": "",
         "SERVER_NAME": "127.0.0.1",
         "SERVER_PORT": "8000",
         "SERVER_PROTOCOL": "HTTP/1.1",
         "REMOTE_ADDR": "127.0.0.1",
         "HTTP_HOST": "127.0.0.1:8000",
-        "HTTP_AUTHORIZATION": f"Bearer {secret}",
-        "HTTP_IDEMPOTENCY_KEY": str(uuid.uuid4()),  # a fresh one each, as bench_payments.py
-        "CONTENT_TYPE": "application/json",
+        **(headers or {}),
         "CONTENT_LENGTH": str(len(body)),
         "wsgi.input": io.BytesIO(body),
         "wsgi.errors": sys.stderr,
@@ -111,25 +129,42 @@ def served(application, secret: str, body: bytes) -> tuple[str, bytes]:
 
 def instructions(env: dict, secret: str, tokens: list[str]) -> int:
     """Instructions the process creating one payment per token executes, start-up included."""
+    done = counted_run([*VALGRIND, bench.PYTHON], env, secret, tokens)
+    found = COUNT.search(done.stderr)
+    if found is None:
+        raise SystemExit(f"the counted run printed no count:\n{done.stderr[-3000:]}")
+    return int(found.group(1).replace(",", ""))
+
+
+def cpu_microseconds(env: dict, secret: str, tokens: list[str]) -> int:
+    """User and system CPU of the process creating one payment per token, start-up included."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    counted_run([bench.PYTHON], env, secret, tokens)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    spent = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return round(spent * 1e6)
+
+
+def counted_run(command: list[str], env: dict, secret: str, tokens: list[str]):
+    """`command` (the interpreter, perhaps under valgrind) running `creates` on `tokens`."""
     done = subprocess.run(
-        [*VALGRIND, bench.PYTHON, __file__, "_creates", secret, *tokens],
+        [*command, __file__, "_creates", secret, *tokens],
         cwd=env["PYTHONPATH"],
         # The same dicts' layouts in every run; the request log written by `creates`.
         env={**env, "PYTHONHASHSEED": "0", "REQUEST_LOG_FLUSH_SECONDS": "0"},
         capture_output=True,
         text=True,
     )
-    found = COUNT.search(done.stderr)
-    if done.returncode or found is None:
+    if done.returncode:
         raise SystemExit(f"the counted run failed:\n{done.stderr[-3000:]}")
-    return int(found.group(1).replace(",", ""))
+    return done
 
 
-def per_create(env: dict, secret: str, tokens: list[str], warm: int) -> float:
-    """Instructions of one create: (warm + the rest) minus warm alone, over the rest."""
+def per_create(measure, env: dict, secret: str, tokens: list[str], warm: int) -> float:
+    """`measure` of one create: (warm + the rest) minus warm alone, over the rest."""
     measured = len(tokens) - 2 * warm
-    alone = instructions(env, secret, tokens[:warm])
-    both = instructions(env, secret, tokens[warm:])
+    alone = measure(env, secret, tokens[:warm])
+    both = measure(env, secret, tokens[warm:])
     return (both - alone) / measured
 
 
@@ -141,6 +176,7 @@ def arguments():
     parser.add_argument("--warm", type=int, default=10)
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--pool-max", type=int, default=4)
+    parser.add_argument("--cpu", action="store_true", help="time the process's CPU, not count")
     args = parser.parse_args()
     args.app = [str(Path(app).resolve()) for app in args.app or [bench.ROOT]]
     args.production_limits = False  # limits lifted, as bench_payments.py measures them
@@ -175,22 +211,29 @@ def prepare(args, index: int, app: str) -> Side:
 
 def main():
     args = arguments()
-    if shutil.which("valgrind") is None:
+    if not args.cpu and shutil.which("valgrind") is None:
         print("bench_instructions: skipped, valgrind is not installed (apt-get install valgrind)")
         return
     sides = {app: prepare(args, index, app) for index, app in enumerate(args.app)}
+    # A create's figure shown in ms (from microseconds) or in millions of instructions.
+    measure, unit = (
+        (cpu_microseconds, "ms of CPU") if args.cpu else (instructions, "M instructions")
+    )
+    scale = 1e3 if args.cpu else 1e6
     counts = {app: [] for app in args.app}
     for round_ in range(1, args.rounds + 1):
         for app, side in sides.items():
             batch = [next(side.tokens) for _ in range(2 * args.warm + args.creates)]
-            counts[app].append(per_create(side.env, side.secret, batch, args.warm))
-            print(f"round {round_} {app}: {counts[app][-1] / 1e6:.3f} M instructions per create",
+            counts[app].append(per_create(measure, side.env, side.secret, batch, args.warm))
+            print(f"round {round_} {app}: {counts[app][-1] / scale:.3f} {unit} per create",
                   flush=True)  # fmt: skip
     first = statistics.median(counts[args.app[0]])
+    if args.cpu and args.creates < 1000:
+        print("(under 1,000 creates a side, start-up's spread of tens of ms outweighs them)")
     for app, figures in counts.items():
         median = statistics.median(figures)
         spread = (max(figures) - min(figures)) / median
-        print(f"{app}: median {median / 1e6:.3f} M instructions per create "
+        print(f"{app}: median {median / scale:.3f} {unit} per create "
               f"(spread {spread:.1%}), {median / first:.3f}x the first")  # fmt: skip
 
 

@@ -6,10 +6,11 @@ cd "$(dirname "$0")/.."
 shopt -s nullglob
 if [ "${1:-}" = "--smoke" ]; then
   # CI's smoke (scripts/test.sh): the payment bench, test and live, for a second at one client,
-  # and the instruction count of a few creates; each must run and every create must succeed,
-  # whatever its figures.
+  # and the instruction count and CPU time of a few creates in one process; each must run and
+  # every create must succeed, whatever its figures.
   .venv/bin/python bench/bench_payments.py --concurrency 1 --seconds 1 --warmup 0.5 \
     --settle 0.5 --tokens 100 --live --live-tokens 60 --profile 20 --require-success
+  .venv/bin/python bench/bench_instructions.py --cpu --warm 2 --creates 3 --rounds 1
   exec .venv/bin/python bench/bench_instructions.py --warm 2 --creates 3 --rounds 1
 fi
 scripts=(bench/bench_*.py)
