@@ -22,6 +22,7 @@ from django.db.models.base import ModelState
 from django.db.models.expressions import DatabaseDefault
 from django.db.models.fields import NOT_PROVIDED, return_None
 from django.db.models.signals import post_init, pre_init
+from psycopg.types.json import Jsonb
 
 from infra.keyed import keyed_cursor
 
@@ -235,6 +236,8 @@ def _datetime(field, value, connection):
 
 
 def _json(field, value, connection):
+    if field.encoder is None and connection.vendor == "postgresql":
+        return Jsonb(value, dumps=_json_bytes)  # Django's adapt_json_value, dumped by orjson
     return _json_by_orjson(connection.ops.adapt_json_value(value, field.encoder))
 
 
@@ -399,7 +402,11 @@ def instance_values(instance) -> dict:
     left to the database (`db_default` not overridden: the column's default, or a trigger,
     fills them, as Django's own INSERT would leave them out)."""
     model = type(instance)
-    values = {name: getattr(instance, name) for name in _attnames(model)}
+    attributes = instance.__dict__  # what a field's descriptor would read, without the call
+    values = {
+        name: attributes[name] if name in attributes else getattr(instance, name)
+        for name in _attnames(model)
+    }
     for name in _database_defaulted(model):  # the fields that may hold a DatabaseDefault
         if isinstance(values[name], DatabaseDefault):
             del values[name]

@@ -243,6 +243,18 @@ def test_json_columns_are_written_by_orjson_and_read_back_as_written(merchant):
     assert Event.objects.get(pk=event.pk).data == data  # 2**70: orjson refused, json wrote it
 
 
+def test_instance_values_reads_a_deferred_field_as_its_descriptor_would(merchant):
+    """Values come from the instance's dict where they are; a deferred one (not loaded) is
+    read through its field, from the database, as getattr reads it."""
+    event = Event(
+        merchant=merchant, livemode=False, type="payment.created", resource_id="pay_x", data={}
+    )
+    insert_instances([event])
+    deferred = Event.objects.only("id").get(pk=event.pk)
+    assert "resource_id" not in vars(deferred)
+    assert instance_values(deferred) == instance_values(Event.objects.get(pk=event.pk))
+
+
 def test_a_column_none_in_every_row_is_left_out_and_stored_null():
     both_none = [_merchant_row("A"), _merchant_row("B")]
     for row in both_none:
