@@ -125,6 +125,10 @@ def _construction(model) -> tuple:
         get = field._get_default  # Django 5.2's: what get_default() calls
         if get is return_None or get is str:
             plan.append((field.name, field.attname, get(), True, relation))
+        elif not field.has_default() and field.has_db_default():
+            # One DatabaseDefault per field, shared: it only marks the value as left to the
+            # database (instance_values drops it; an INSERT Django compiles copies it).
+            plan.append((field.name, field.attname, get(), True, relation))
         elif field.has_default() and not callable(field.default):
             plan.append((field.name, field.attname, field.default, True, relation))
         else:

@@ -255,6 +255,24 @@ def test_instance_values_reads_a_deferred_field_as_its_descriptor_would(merchant
     assert instance_values(deferred) == instance_values(Event.objects.get(pk=event.pk))
 
 
+def test_instances_sharing_a_database_default_are_each_saved_with_the_columns_default(merchant):
+    """new_instance gives every instance of a model the same DatabaseDefault marker per
+    field: Django's own INSERT (save) and ours (insert_instances) both leave the column to
+    the database, and saving one instance changes nothing the other holds."""
+    made = [
+        new_instance(Event, merchant=merchant, livemode=False, type="payment.created",
+                     resource_id=f"pay_{n}", data={})
+        for n in range(3)
+    ]  # fmt: skip
+    assert made[0].resource_version is made[1].resource_version  # the one marker
+    made[0].save(force_insert=True)
+    assert made[0].resource_version == 1
+    assert isinstance(made[1].resource_version, DatabaseDefault)
+    insert_instances(made[1:])
+    stored = Event.objects.filter(pk__in=[event.pk for event in made])
+    assert sorted(stored.values_list("resource_version", flat=True)) == [1, 1, 1]
+
+
 def test_a_column_none_in_every_row_is_left_out_and_stored_null():
     both_none = [_merchant_row("A"), _merchant_row("B")]
     for row in both_none:
