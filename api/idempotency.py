@@ -7,6 +7,9 @@ payment, a refund) passes the claim to the service, with the pure function that 
 answer's bytes from its result: the service stores them (`answer_store`) in the transaction
 that commits the work, so the work and its answer commit together (a committed decline and
 its 402 included). Other views' responses are stored in a second short write after the view.
+A payment create's claim is deferred instead (`idempotency_defer`): its step 1's statement
+writes it (`claim_within`), a round trip and a transaction fewer; a create answered before
+its step 1 claims its key before its answer is stored (api.views).
 
 2xx and 4xx are final and replayed byte for byte for 24 hours; a 5xx (or a crash) frees the
 claim so a retry runs again; a 429 is never stored. Work is fenced by the claim: a request
@@ -76,13 +79,26 @@ class Claim:
     answer's bytes from the service's result, stored with the work (answer_store), which
     then sets `stored`."""
 
-    record_id: int
+    record_id: int | None  # None while deferred
     lease_token: str
     request_id: str
     resumed: bool = False
     render: Render | None = None
     stored: Answer | None = None
     written: Answer | None = None  # stored by the work's statement, its transaction not ended
+    # A deferred claim's record, not written yet: the statement that starts the work writes
+    # it (claim_within), or the view claims the key when the work cannot (idempotency_claim).
+    deferred_row: dict | None = None
+
+    @property
+    def deferred(self) -> bool:
+        return self.deferred_row is not None
+
+
+class KeyNotClaimed(Exception):
+    """The statement that was to write a deferred claim wrote nothing (a record holds the key
+    already, or the configuration revision it assumed moved): the request claims its key as
+    any other does, and runs again (api.views.ServiceAPIView.run_claimed)."""
 
 
 def idempotency_key(request) -> str | None:
@@ -131,31 +147,40 @@ def _key_is_free(record: IdempotencyRecord, now: datetime.datetime) -> bool:
     return record.expires_at <= now or (record.in_flight and record.lease_until <= now)
 
 
-def idempotency_claim(
-    *,
-    merchant_id: str,
-    livemode: bool,
-    key: str,
-    method: str,
-    path: str,
-    body: bytes,
+def _scope_and_fresh(
+    now, *, merchant_id: str, livemode: bool, key: str, method: str, path: str, body: bytes,
     request_id: str,
-) -> Claim | IdempotencyRecord:
-    """A Claim to run the request, or the completed record to replay.
+) -> tuple[dict, dict]:  # fmt: skip
+    """The key's record: what names it (scope) and what a claim writes in it (fresh)."""
+    fresh = _fresh_claim(
+        now,
+        fingerprint=request_fingerprint(method, path, body),
+        method=method,
+        path=redact_log_text(path)[:2048],
+        request_id=request_id,
+    )
+    return {"merchant_id": merchant_id, "livemode": livemode, "key_hash": _sha256(key)}, fresh
+
+
+def idempotency_defer(**request) -> Claim:
+    """A claim of the key (`request` as idempotency_claim takes it) that writes nothing yet:
+    the statement that starts the request's work writes it (claim_within), so a create spends
+    no round trip and no transaction of its own on it. A request that answers before its
+    work starts claims the key then, as any other (api.views)."""
+    scope, fresh = _scope_and_fresh(timezone.now(), **request)
+    return Claim(None, fresh["lease_token"], request["request_id"], deferred_row=scope | fresh)
+
+
+def idempotency_claim(**request) -> Claim | IdempotencyRecord:
+    """A Claim to run the request (`merchant_id`, `livemode`, `key`, `method`, `path`,
+    `body`, `request_id`), or the completed record to replay.
 
     Raises 409 `idempotency_key_conflict` for another request under the key and
     `idempotency_key_in_use` while its first request runs.
     """
     now = timezone.now()
-    fingerprint = request_fingerprint(method, path, body)
-    fresh = _fresh_claim(
-        now,
-        fingerprint=fingerprint,
-        method=method,
-        path=redact_log_text(path)[:2048],
-        request_id=request_id,
-    )
-    scope = {"merchant_id": merchant_id, "livemode": livemode, "key_hash": _sha256(key)}
+    scope, fresh = _scope_and_fresh(now, **request)
+    fingerprint, request_id = fresh["fingerprint"], request["request_id"]
     record_id = _insert_if_new({**scope, **fresh})
     if record_id is not None:
         return Claim(record_id, fresh["lease_token"], request_id)
@@ -203,23 +228,53 @@ def _insert_if_new(values: dict) -> int | None:
     revision (infra.revision.assume) has it read here, in the same statement, the row written
     only if it is the one assumed: a round trip fewer. Raises revision.Moved (nothing
     written) when it is not."""
-    assumed = revision.assumed()
-    if assumed is None:
+    if revision.assumed() is None:
         returned = insert_rows(IdempotencyRecord, [values], **_CLAIM_INSERT, keyed=True)
         return returned[0][0] if returned else None
-    insert, params = insert_sql(
-        IdempotencyRecord, [values], **_CLAIM_INSERT, select_tail=f"WHERE ({revision.SQL}) = %s"
-    )
-    answer = f"SELECT ({revision.SQL}), (SELECT id FROM claimed)"
+    claimed, read = _claim_part(values, async_commit=True)
     with keyed_cursor() as cursor:
-        cursor.execute(*chained([("claimed", insert, [*params, assumed])], [(answer, [])]))
-        current, record_id = cursor.fetchone()
+        cursor.execute(*chained([claimed], [(f"SELECT {read}", [])]))
+        record_id, current = cursor.fetchone()
     if not revision.confirm(current):
         raise revision.Moved()
     return record_id
 
 
 _CLAIM_INSERT = {"suffix": "ON CONFLICT DO NOTHING RETURNING id", "async_commit": True}
+
+
+def _claim_part(values: dict, *, async_commit: bool = False) -> tuple[tuple[str, str, list], str]:
+    """The WITH part `claimed` that inserts the key's record unless one holds the key (and,
+    under an assumed configuration revision, only if it is still the one assumed), and the
+    two columns that read it: the record's id (NULL: nothing written) and the revision (NULL
+    when none was assumed)."""
+    assumed = revision.assumed()
+    tail = None if assumed is None else f"WHERE ({revision.SQL}) = %s"
+    insert, params = insert_sql(
+        IdempotencyRecord, [values], **{**_CLAIM_INSERT, "async_commit": async_commit},
+        select_tail=tail,
+    )  # fmt: skip
+    current = "NULL" if assumed is None else f"({revision.SQL})"
+    claimed = ("claimed", insert, params if assumed is None else [*params, assumed])
+    return claimed, f"(SELECT id FROM claimed), {current}"
+
+
+def claim_within(claim: Claim) -> tuple[tuple[str, str, list], str]:
+    """For the statement that starts a deferred claim's work: the WITH part `claimed` writing
+    its record (its parts after it write only if `claimed` returned a row) and the two columns
+    its answer reads for claim_written. On PostgreSQL."""
+    return _claim_part(claim.deferred_row)
+
+
+def claim_written(claim: Claim, record_id: int | None, current: int | None) -> None:
+    """What the statement of claim_within read: the claim is now the key's record's, the
+    configuration revision it assumed confirmed. Raises KeyNotClaimed when nothing was
+    written (the statement wrote nothing else either)."""
+    if record_id is None:
+        raise KeyNotClaimed()
+    if revision.assumed() is not None:
+        revision.confirm(current)  # written only if it is the one assumed
+    claim.record_id, claim.deferred_row = record_id, None
 
 
 def is_final(status: int) -> bool:

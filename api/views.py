@@ -17,8 +17,10 @@ from api.idempotency import (
     KEY_HEADER,
     Answer,
     Claim,
+    KeyNotClaimed,
     Render,
     idempotency_claim,
+    idempotency_defer,
     idempotency_key,
     idempotency_release,
     idempotency_settle,
@@ -83,7 +85,9 @@ class ServiceAPIView(APIView):
     - `stored_response_cipher`: responses kept for replay are encrypted with it (views whose
       responses show a secret: webhook endpoint create and roll-secret);
     - `budget_cost`: units of the merchant's concurrency budget a request holds while it runs
-      (admission.budgets; its body's size adds more).
+      (admission.budgets; its body's size adds more);
+    - `defers_its_claim`: its POST's key is claimed by the statement that starts its work
+      (`run_claimed`), not in a round trip of its own before the handler (only the create).
     """
 
     allow_publishable_key = False
@@ -92,6 +96,7 @@ class ServiceAPIView(APIView):
     ignores_idempotency_key = False
     stored_response_cipher: BodyCipher | None = None
     budget_cost = 1
+    defers_its_claim = False
     _held_claim: Claim | None = None  # set by initial() when this request claimed its key
 
     # DRF makes each of these anew on every request. Ours keep no state, so a view class's
@@ -161,9 +166,17 @@ class ServiceAPIView(APIView):
             and KEY_HEADER in request.META
         )
 
-    def claim_idempotency_key(self, request, body: bytes) -> Claim | None:
+    def claim_idempotency_key(self, request, body: bytes, *, now: bool = False) -> Claim | None:
+        """The request's claim of its key: deferred (written later) for a view that defers
+        it, unless `now`; else claimed, or the key's stored answer raised as a replay."""
         if not self._claims(request):
             return None
+        if self.defers_its_claim and not now:
+            return idempotency_defer(
+                merchant_id=request.auth.merchant_id, livemode=request.auth.livemode,
+                key=idempotency_key(request), method=request.method, path=request.path,
+                body=body, request_id=request.request_id,
+            )  # fmt: skip
         claim = functools.partial(
             idempotency_claim,
             key=idempotency_key(request),
@@ -186,7 +199,13 @@ class ServiceAPIView(APIView):
     def handle_exception(self, exc):
         if isinstance(exc, _Replay):
             return exc.response
-        exc = _after_confirming_the_revision(self.request, exc)
+        answered = _after_confirming_the_revision(self.request, exc)
+        if self._held_claim is not None and self._held_claim.deferred:
+            try:
+                answered = self._claimed_before_refusing(answered, key_held=answered is exc)
+            except _Replay as replay:
+                return replay.response
+        exc = answered
         claim = self._held_claim
         if claim is not None and claim.stored is not None and isinstance(exc, ServiceError):
             # A refusal the service committed with its answer (a refused capture): the answer
@@ -194,15 +213,51 @@ class ServiceAPIView(APIView):
             return self.answer_response(claim.stored)
         return super().handle_exception(exc)
 
-    def claim(self, render: Render) -> Claim | None:
+    def claim(self, render: Render, *, deferred: bool = False) -> Claim | None:
         """The claim to pass to the one service that commits this request's work, with
         `render` (a pure function: the service's result and the request id -> its answer's
         bytes), which the service's last transaction stores with the work; None when the
-        request holds no Idempotency-Key."""
+        request holds no Idempotency-Key. A deferred claim is claimed now (its key's stored
+        answer raised as a replay, or its 409) unless the service writes it (`deferred`)."""
         claim = self._held_claim
+        if claim is not None and claim.deferred and not deferred:
+            claim = self._claim_now()
         if claim is not None:
             claim.render = render
         return claim
+
+    def run_claimed(self, render: Render, work, *, deferred: bool):
+        """`work(claim)`, the service call given this request's claim (`claim(render,
+        deferred=...)`). A deferred claim whose statement found its key held (KeyNotClaimed:
+        nothing was written) is claimed as any other (replay, 409, or the key's record, its
+        interrupted work resumed) and the work runs again."""
+        try:
+            return work(self.claim(render, deferred=deferred))
+        except KeyNotClaimed:
+            return work(self.claim(render))
+
+    def _claimed_before_refusing(self, exc: Exception, *, key_held: bool) -> Exception:
+        """-> what to answer a request refused before its work started, its claim still
+        deferred: it claims its key first, so the key's own answer (a replay, raised, or a
+        409) wins, as it would have had the key been claimed before the handler; else the
+        refusal, stored under the claim as any. An error that is no refusal (a 500), or the
+        API key's own refusal (`key_held` False: revoked meanwhile), claims nothing: nothing
+        was written, and a retry runs again."""
+        if not key_held or not isinstance(exc, ServiceError | APIException):
+            self._held_claim = None
+            return exc
+        try:
+            self._claim_now()
+        except ServiceError as refusal:  # 409: the key is in use or holds another request
+            return refusal
+        return exc
+
+    def _claim_now(self) -> Claim | None:
+        """The deferred claim claimed now: the key's record, or its answer raised (a replay,
+        a 409), which leaves the request holding no claim."""
+        request, self._held_claim = self.request, None
+        self._held_claim = self.claim_idempotency_key(request, request_body(request), now=True)
+        return self._held_claim
 
     def respond(self, render: Render, result) -> HttpResponse:
         """The answer to `result`: the one stored with the work, if any, else rendered now."""
@@ -223,12 +278,14 @@ class ServiceAPIView(APIView):
         try:
             response = super().dispatch(request, *args, **kwargs)
             claim = self._held_claim
+            if claim is not None and claim.deferred:
+                raise RuntimeError("a view that defers its claim answered without claiming")
             if claim is not None and claim.stored is None:
                 if hasattr(response, "render"):
                     response.render()  # the bytes stored are the bytes sent
                 idempotency_settle(claim, response, self.stored_response_cipher)
         except BaseException:
-            if self._held_claim is not None:
+            if self._held_claim is not None and not self._held_claim.deferred:
                 idempotency_release(self._held_claim)
             raise
         return response

@@ -10,7 +10,7 @@ for a kill) is raised each time the point is reached until disarmed; a function 
 from collections.abc import Callable
 from contextlib import contextmanager
 
-CLAIMED = "claimed"  # the Idempotency-Key is claimed; nothing else has happened
+CLAIMED = "claimed"  # the key is claimed (a create's: to be, by step 1); nothing else happened
 OPERATION_STARTED = "operation_started"  # step 1 committed: token spent, operation recorded
 CONNECTOR_ANSWERED = "connector_answered"  # the processor acted; nothing of it is written
 WORK_COMMITTED = "work_committed"  # step 3 committed (with its stored answer, if any)

@@ -181,6 +181,7 @@ def insert_sql(
     suffix: str = "",
     async_commit: bool = False,
     select_tail: str | None = None,
+    selected: tuple[tuple[str, str], ...] = (),
     using: str = DEFAULT_DB_ALIAS,
 ):
     """-> (sql, params) to INSERT `rows` in one statement, each a dict of field (att)name ->
@@ -195,12 +196,15 @@ def insert_sql(
 
     `select_tail` (one row): the row comes from `SELECT <values> <select_tail>` instead of
     VALUES, so that a FROM or WHERE clause can decide whether it is written at all (with
-    `async_commit`, a WHERE clause only)."""
+    `async_commit`, a WHERE clause only). `selected` (with `select_tail`): (attname, SQL)
+    pairs whose values the SELECT takes from its FROM rather than from a parameter, e.g. a
+    key another part of the same WITH returns (`("idempotency_record_id", "claimed.id")`
+    with `select_tail="FROM claimed ..."`); the rows do not hold them."""
     connection = connections[using]
     if async_commit and connection.vendor == "postgresql" and connection.get_autocommit():
         select_tail = f"FROM {_ASYNC_COMMIT} {select_tail or ''}".rstrip()
     names = _written_names(model, rows)
-    sql, adapting = _insert_statement(model, names, len(rows), suffix, select_tail, using)
+    sql, adapting = _insert_statement(model, names, len(rows), suffix, select_tail, selected, using)
     return sql, [value for row in rows for value in _adapted(row, names, adapting, connection)]
 
 
@@ -324,18 +328,26 @@ _ASYNC_COMMIT = "(SELECT set_config('synchronous_commit', 'off', true)) AS async
 
 
 @lru_cache(maxsize=256)
-def _insert_statement(model, names: tuple, count: int, suffix: str, select_tail, using):
-    """The INSERT's text and fields for `count` rows of `names`: the same few shapes run on
-    every request, so each is written once per process."""
-    table, columns, adapting = _target(model, names, using)
-    placeholders = ", ".join(["%s"] * len(adapting))
+def _insert_statement(
+    model, names: tuple, count: int, suffix: str, select_tail, selected: tuple, using
+):
+    """The INSERT's text and fields for `count` rows of `names` (and the `selected` columns):
+    the same few shapes run on every request, so each is written once per process."""
+    if set(names) & {name for name, _ in selected}:
+        raise ValueError("a selected column is not also a value")
+    table, columns, adapting = _target(model, names + tuple(name for name, _ in selected), using)
+    adapting = adapting[: len(names)]  # the selected columns take no parameter
+    values = ["%s"] * len(names) + [expression for _, expression in selected]
     if select_tail is not None:
         # One row only: PostgreSQL gives the parameters of a single SELECT the target
         # columns' types, where a UNION of several would make an untyped NULL text.
         if count != 1:
             raise ValueError("an INSERT ... SELECT inserts one row")
-        source = f"SELECT {placeholders} {select_tail}"
+        source = f"SELECT {', '.join(values)} {select_tail}"
+    elif selected:
+        raise ValueError("selected columns need an INSERT ... SELECT (select_tail)")
     else:
+        placeholders = ", ".join(values)
         source = "VALUES " + ", ".join([f"({placeholders})"] * count)
     return f"INSERT INTO {table} ({columns}) {source} {suffix}".rstrip(), adapting
 

@@ -9,15 +9,19 @@ step      trips  what it does (where)
 key         0    the API key from the per-process cache, its revision assumed, not read
                  (accounts.services._assumed_entry, infra.revision.assume); 1, the
                  configuration revision read, without an Idempotency-Key or a cached key
-claim       1    the Idempotency-Key claimed: INSERT ... ON CONFLICT DO NOTHING, autocommit,
-                 written only if the revision it reads is the one assumed; if not, nothing
-                 is written, the key looked up again and the claim made again
-                 (api.views, api.idempotency._insert_if_new)
+claim       0    the Idempotency-Key's claim made, not written (api.idempotency.
+                 idempotency_defer): step 1 writes it
 check       0    method, account and route checked (422 `no_route`); nothing written yet
-                 (payments.services.payment_create)
-1 start     1    the claim's lease renewed, the token taken, the operation inserted
-                 `started`: one statement, its own transaction (operation_start_taking,
-                 payments.tokens.TokenTake); 409 if a retry took the claim over
+                 (payments.services.payment_create); a refusal claims the key first
+                 (api.views.ServiceAPIView._claimed_before_refusing)
+1 start     1    the claim written (INSERT ... ON CONFLICT DO NOTHING, only if the revision
+                 it reads is the one assumed), the token taken, the operation inserted
+                 `started` with the claim's record id: one statement, its own transaction
+                 (operation_start_taking, api.idempotency.claim_within,
+                 payments.tokens.TokenTake); if the key is held already, or the revision
+                 moved, nothing is written: the key is claimed as for any request (a
+                 replay, 409, or the key's record resumed) and the create runs again
+                 (api.views.ServiceAPIView.run_claimed)
 2 ask       0    the connector asked, no transaction open, the operation's id as its
                  idempotency key (run, _ask, payments.steps.PaymentWork.ask); in test mode
                  the simulator first draws the merchant's failure profile (one UPDATE ...
@@ -36,11 +40,13 @@ check       0    method, account and route checked (422 `no_route`); nothing wri
 log       ~0.01  the request log's entry, batched by its writer thread
                  (api.request_recorder)
 
-In all 3 round trips for a merchant without webhook endpoints in the mode (3 statements), 5
-with a transaction, 7 with endpoints, test and live mode alike; one more each without an
-Idempotency-Key. Without a token (a pending card payment) no operation runs: one transaction
-inserts the payment, its event and its answer (payments.services._create_pending); on SQLite,
-step 1 is a transaction of its own (the token taken, then `operation_start`).
+In all 2 round trips for a merchant without webhook endpoints in the mode (2 statements), 4
+with a transaction, 6 with endpoints, test and live mode alike; one more each without an
+Idempotency-Key (the revision read). Without a token (a pending card payment) no operation
+runs: the key is claimed before the service, then one transaction inserts the payment, its
+event and its answer (payments.services._create_pending); on SQLite, the key is claimed
+before the service and step 1 is a transaction of its own (the token taken, then
+`operation_start`).
 
 The phases, of every operation:
 
@@ -67,7 +73,14 @@ from typing import Protocol
 from django.db import transaction
 
 from api.errors import ServiceError
-from api.idempotency import Claim, answer_store, claim_holding, taken_over
+from api.idempotency import (
+    Claim,
+    answer_store,
+    claim_holding,
+    claim_within,
+    claim_written,
+    taken_over,
+)
 from infra import failpoints
 from infra.keyed import keyed_cursor
 from infra.rows import (
@@ -150,25 +163,37 @@ def operation_start_taking(
 ) -> tuple | None:
     """Step 1 of an operation that takes a row first (a create's token), as one statement on
     PostgreSQL, which in autocommit is its own transaction (no BEGIN, no COMMIT: one round
-    trip instead of four): the claim's lease renewed while the request still holds its key,
-    then `take(after)` (an UPDATE ... RETURNING of at most one row, which takes it only if the
-    WITH part named `after` returned one), then `operation` inserted only if it took its row.
-    -> the row taken, or None (nothing written). Raises taken_over() when a retry took over
-    the claim (nothing written either)."""
-    named, after, held = [], None, "1"
-    if claim is not None:
+    trip instead of four): the request's claim written (a deferred one: `claim_within`) or its
+    lease renewed while the request still holds its key, then `take(after)` (an UPDATE ...
+    RETURNING of at most one row, which takes it only if the WITH part named `after` returned
+    one), then `operation` inserted only if it took its row, linked to the claim's record.
+    -> the row taken, or None (nothing written but a deferred claim). Raises taken_over() when
+    a retry took over the claim, KeyNotClaimed when a deferred claim's key is held already
+    (nothing written either)."""
+    named, after, held, selected = [], None, "1, NULL", ()
+    if claim is not None and claim.deferred:
+        claimed, held = claim_within(claim)
+        named, after = [claimed], "claimed"
+        selected = (("idempotency_record_id", "claimed.id"),)
+    elif claim is not None:
         sql, params = claim_holding(claim)
         named, after = [("changed", f"{sql} RETURNING 1", params)], "changed"
-        held = "(SELECT count(*) FROM changed)"
+        held = "(SELECT count(*) FROM changed), NULL"
     named.append(("taken", *take(after)))
     start = insert_sql(
-        Operation, [instance_values(operation)], select_tail="WHERE EXISTS (SELECT FROM taken)"
+        Operation,
+        [instance_values(operation)],
+        select_tail=f"{'FROM claimed ' if selected else ''}WHERE EXISTS (SELECT FROM taken)",
+        selected=selected,
     )
     answer = (f"SELECT {held}, taken.* FROM (SELECT 1) AS one LEFT JOIN taken ON true", [])
     with keyed_cursor() as cursor:
         cursor.execute(*chained(named, [start, answer]))
-        held_count, *taken = cursor.fetchone()
-    if not held_count:
+        held_value, current, *taken = cursor.fetchone()
+    if claim is not None and claim.deferred:
+        claim_written(claim, held_value, current)  # raises KeyNotClaimed: nothing written
+        operation.idempotency_record_id = claim.record_id
+    elif not held_value:
         raise taken_over()
     if taken[0] is None:
         return None

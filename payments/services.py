@@ -153,7 +153,7 @@ def payment_create(
     payment.token_id = token_id
     values = {field: getattr(payment, field) for field in CREATE_FIELDS}
     start = {"payment": payment, "request": values, "api_version": api_version, "claim": claim}
-    if token_id is not None and connection.vendor == "postgresql":
+    if claims_in_step_one(token_id):
         operation = operation_new(Kind.CREATE, **start)
         _start_spending_token(operation, payment, method, claim)
     else:
@@ -162,6 +162,12 @@ def payment_create(
                 _take_token(payment, method, token_id)
             operation = operation_start(Kind.CREATE, **start)
     return run(operation, PaymentWork(payment), claim)
+
+
+def claims_in_step_one(token_id: str | None) -> bool:
+    """Whether payment_create's step 1 is one statement that can also write the request's
+    deferred claim (api.idempotency.claim_within): a create with a token, on PostgreSQL."""
+    return token_id is not None and connection.vendor == "postgresql"
 
 
 def _start_spending_token(

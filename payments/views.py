@@ -70,19 +70,26 @@ class PaymentMixin:
 
 
 class PaymentListCreate(PaymentMixin, ServiceAPIView):
+    defers_its_claim = True  # written by step 1 (services.claims_in_step_one)
+
     @openapi.payment_create
     def post(self, request):
         data = validated(PaymentCreateInput, request.data)
         method = data.pop("payment_method")
-        payment = services.payment_create(
-            merchant=request.merchant,
-            livemode=request.livemode,
-            method_type=method["type"],
-            token_id=method.get("token"),
-            api_version=request.api_version,
-            claim=self.claim(created),
-            request_id=request.request_id,
-            **data,
+        token_id = method.get("token")
+        payment = self.run_claimed(
+            created,
+            lambda claim: services.payment_create(
+                merchant=request.merchant,
+                livemode=request.livemode,
+                method_type=method["type"],
+                token_id=token_id,
+                api_version=request.api_version,
+                claim=claim,
+                request_id=request.request_id,
+                **data,
+            ),
+            deferred=services.claims_in_step_one(token_id),
         )
         return self.respond(created, payment)
 

@@ -47,7 +47,11 @@ def key(new_merchant):
 
 
 def key_lookups(queries: CaptureQueriesContext) -> int:
-    return sum("JOIN" in q["sql"] and "key_hash" in q["sql"] for q in queries.captured_queries)
+    """The API key's lookups (its row joined to its merchant's)."""
+    table = connection.ops.quote_name(ApiKey._meta.db_table)
+    return sum(
+        f"FROM {table} " in q["sql"] and "JOIN" in q["sql"] for q in queries.captured_queries
+    )
 
 
 def lookups_for(client, requests: int = 2) -> int:
@@ -287,6 +291,18 @@ def test_a_refusal_before_the_claim_is_not_answered_to_a_key_revoked_meanwhile(a
     api_key_revoke(api_key=key)
     response = api.post("/v1/payments", body, format="json", HTTP_IDEMPOTENCY_KEY="refused")
     assert_error(response, 401, "authentication_error", "api_key_revoked")
+
+
+def test_a_create_refused_in_its_handler_under_a_key_revoked_meanwhile_claims_nothing(api, key):
+    """A create's claim waits for its step 1 (api.idempotency.idempotency_defer); refused
+    before it (a negative amount) under a key revoked since it was cached, the request reads
+    the revision, is refused 401 and claims nothing under the revoked key."""
+    assert idempotent_create(api, "warm").status_code == 201
+    body = payment_body(tokenize(api), amount=-1)
+    api_key_revoke(api_key=key)
+    response = api.post("/v1/payments", body, format="json", HTTP_IDEMPOTENCY_KEY="late")
+    assert_error(response, 401, "authentication_error", "api_key_revoked")
+    assert claims_for("late") == 0
 
 
 def test_an_idempotent_create_records_a_use_that_is_due(api, key, time_machine):

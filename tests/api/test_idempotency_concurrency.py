@@ -20,9 +20,9 @@ pytestmark = [
 THREADS = 8
 
 
-def send_together(secret: str, raw: bytes, key: str, count: int) -> list:
+def send_together(secret: str, raw: bytes, key: str, count: int, path="/v1/test/work") -> list:
     """`count` threads, released at once by a barrier, each with its own client and
-    database connection."""
+    database connection, POSTing `raw` to `path`."""
     barrier = threading.Barrier(count)
     responses = [None] * count
 
@@ -31,7 +31,7 @@ def send_together(secret: str, raw: bytes, key: str, count: int) -> list:
         try:
             barrier.wait(timeout=30)
             responses[index] = client.post(
-                "/v1/test/work", raw, content_type="application/json", HTTP_IDEMPOTENCY_KEY=key
+                path, raw, content_type="application/json", HTTP_IDEMPOTENCY_KEY=key
             )
         finally:
             connection.close()

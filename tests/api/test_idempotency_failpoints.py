@@ -53,7 +53,29 @@ def after_the_lease(time_machine) -> None:
     time_machine.move_to(timezone.now() + lease)
 
 
-@pytest.mark.parametrize("step", STEPS)
+@pytest.mark.parametrize("number, status", [(APPROVED, 201), (INSUFFICIENT_FUNDS, 402)])
+def test_a_create_killed_before_its_step_1_claimed_nothing_and_its_retry_runs_at_once(
+    api, connector, number, status
+):
+    """A create's key is claimed by its step 1's statement (api.idempotency.claim_within):
+    killed before it, the request wrote nothing, so its retry runs at once, with no lease to
+    wait out, and is replayed after that."""
+    token = tokenize(api, number)
+    body = payment_body(token)
+    killed_at(failpoints.CLAIMED, api, "/v1/payments", body)
+    assert not IdempotencyRecord.objects.exists() and not Operation.objects.exists()
+
+    retry = post(api, "/v1/payments", body)
+
+    assert retry.status_code == status and "Idempotent-Replayed" not in retry, retry.content
+    assert Payment.objects.get().token_id == token
+    assert len({key for _, key, _ in connector.calls}) == 1
+    replay = post(api, "/v1/payments", body)
+    assert (replay.status_code, replay["Idempotent-Replayed"]) == (status, "true")
+    assert replay.content == retry.content
+
+
+@pytest.mark.parametrize("step", STEPS[1:])
 @pytest.mark.parametrize("number, status", [(APPROVED, 201), (INSUFFICIENT_FUNDS, 402)])
 def test_a_create_killed_at_any_step_answers_its_retry_as_it_committed(
     api, connector, time_machine, step, number, status
@@ -131,15 +153,39 @@ def test_a_refund_killed_at_any_step_refunds_once(api, connector, time_machine, 
     assert Payment.objects.get(pk=pid).amount_refunded == 250
 
 
-@pytest.mark.parametrize("step", [failpoints.CLAIMED, failpoints.CONNECTOR_ANSWERED])
-def test_a_request_whose_key_was_taken_over_commits_nothing(api, connector, time_machine, step):
-    """The first request's lease runs out and its retry takes over and answers: before step 1
-    (which then finds the claim gone: one statement, claim, token and operation, writes
-    nothing), or while it waits on the processor (the retry resumes its operation; its
-    answer is refused). Either way the first request gets 409 and writes nothing."""
+def test_a_create_whose_key_another_request_claimed_before_its_step_1_answers_as_that_one(
+    api, connector
+):
+    """Between a create's validation and its step 1 (whose statement was to claim its key,
+    and writes nothing: key, token or operation) a retry claims the key and answers: the
+    first request then claims the key as any request does and gets the retry's answer,
+    replayed. One payment, one operation."""
+    body = payment_body(tokenize(api))
+    retried = []
+
+    def retry_meanwhile():
+        with armed(failpoints.CLAIMED, lambda: None):
+            retried.append(post(api, "/v1/payments", body))
+
+    with armed(failpoints.CLAIMED, retry_meanwhile):
+        first = post(api, "/v1/payments", body)
+
+    (retry,) = retried
+    assert retry.status_code == 201 and "Idempotent-Replayed" not in retry, retry.content
+    assert (first.status_code, first["Idempotent-Replayed"]) == (201, "true")
+    assert first.content == retry.content
+    assert Payment.objects.get().pk == retry.json()["id"]
+    assert Operation.objects.count() == 1 and len(connector.calls) == 1
+
+
+def test_a_request_whose_key_was_taken_over_commits_nothing(api, connector, time_machine):
+    """The first request's lease runs out while it waits on the processor, and its retry
+    takes over, resumes its operation and answers: the first request's answer is refused,
+    409, and it writes nothing."""
     token = tokenize(api)
     body = payment_body(token)
     retried = []
+    step = failpoints.CONNECTOR_ANSWERED
 
     def retry_meanwhile():
         after_the_lease(time_machine)
@@ -176,16 +222,17 @@ def test_a_key_whose_release_met_the_database_down_is_free_once_it_returns(
     is retried in the background (infra/deferred.py), so the key is free as soon as the
     database is back, not a lease later."""
     settings.DEPENDENCY_RETRY_SECONDS = 0.05
-    body = payment_body(tokenize(api))
+    pid = create(api, capture_method="manual").json()["id"]
+    path = f"/v1/payments/{pid}/captures"  # claimed before its handler (a create: by step 1)
     database_down = OperationalError("the connection is closed")
     with armed(failpoints.CLAIMED, database_down), armed(failpoints.RELEASING, database_down):
-        failed = post(api, "/v1/payments", body)
+        failed = post(api, path, {})
         assert failed.status_code == 500
         assert idempotency._late_releases.pending() == 1
-        during = post(api, "/v1/payments", body)  # the database is still down for releases
+        during = post(api, path, {})  # the database is still down for releases
         assert during.json()["error"]["code"] == "idempotency_key_in_use"
 
     wait_for(lambda: idempotency._late_releases.pending() == 0)
-    retry = post(api, "/v1/payments", body)
-    assert retry.status_code == 201, retry.content
-    assert Payment.objects.get().pk == retry.json()["id"]
+    retry = post(api, path, {})
+    assert retry.status_code == 200, retry.content
+    assert retry.json()["status"] == "captured"
