@@ -243,6 +243,26 @@ def test_json_columns_are_written_by_orjson_and_read_back_as_written(merchant):
     assert Event.objects.get(pk=event.pk).data == data  # 2**70: orjson refused, json wrote it
 
 
+def test_a_selected_column_takes_its_value_from_the_select_not_a_parameter(merchant):
+    """`selected`: a column whose value the INSERT ... SELECT takes from its FROM (another
+    part of the same WITH, as a create's operation takes its claim's record id)."""
+    event = new_instance(Event, merchant=merchant, livemode=False, type="payment.created",
+                         resource_id=None, data={})  # fmt: skip
+    insert, params = insert_sql(
+        Event, [instance_values(event)], select_tail="FROM named",
+        selected=(("resource_id", "named.resource_id"),),
+    )  # fmt: skip
+    with connection.cursor() as cursor:
+        named = "WITH named AS (SELECT CAST(%s AS TEXT) AS resource_id) "
+        cursor.execute(named + insert, ["pay_selected", *params])
+    assert Event.objects.get(pk=event.pk).resource_id == "pay_selected"
+    with pytest.raises(ValueError, match="INSERT ... SELECT"):
+        insert_sql(Event, [instance_values(event)], selected=(("resource_id", "'x'"),))
+    with pytest.raises(ValueError, match="not also a value"):
+        written = {**instance_values(event), "resource_id": "pay_twice"}
+        insert_sql(Event, [written], select_tail="", selected=(("resource_id", "'x'"),))
+
+
 def test_instance_values_reads_a_deferred_field_as_its_descriptor_would(merchant):
     """Values come from the instance's dict where they are; a deferred one (not loaded) is
     read through its field, from the database, as getattr reads it."""
