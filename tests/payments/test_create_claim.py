@@ -7,7 +7,6 @@ answer comes first, as when the key was claimed before the handler."""
 import json
 
 import pytest
-from django.db import connection
 
 from api.models import IdempotencyRecord
 from infra import failpoints
@@ -16,6 +15,7 @@ from payments.models import Operation, Payment
 from tests.api.test_idempotency_concurrency import THREADS, send_together
 from tests.conftest import key_client
 from tests.payments.support import payment_body, tokenize
+from tests.payments.test_statement_shapes import statements_of
 
 pytestmark = pytest.mark.postgres
 
@@ -24,22 +24,10 @@ def post(api, body, key="k1"):
     return api.post("/v1/payments", body, format="json", HTTP_IDEMPOTENCY_KEY=key)
 
 
-def statements_of(call) -> list[str]:
-    seen = []
-
-    def note(execute, sql, params, many, context):
-        seen.append(sql)
-        return execute(sql, params, many, context)
-
-    with connection.execute_wrapper(note):
-        call()
-    return seen
-
-
 @pytest.mark.django_db
 def test_a_keyed_create_claims_its_key_in_its_step_1_statement(api):
     body = payment_body(tokenize(api))
-    statements = statements_of(lambda: post(api, body))
+    statements = [sql for sql, _ in statements_of(lambda: post(api, body))]
 
     table = IdempotencyRecord._meta.db_table
     touching = [sql for sql in statements if table in sql]
